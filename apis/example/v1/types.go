@@ -1,0 +1,93 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Database is a managed database instance that a controller provisions in a Region.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:shortName=db;dbs,categories=all
+// +kubebuilder:subresource:status
+type Database struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the database the user asks for.
+	Spec DatabaseSpec `json:"spec,omitempty"`
+	// Status is what the controller observed; written only through the status subresource.
+	Status DatabaseStatus `json:"status,omitempty"`
+}
+
+// DatabaseSpec is the desired state of a Database.
+type DatabaseSpec struct {
+	// Engine is the database engine, for example "postgres" or "mysql".
+	Engine string `json:"engine"`
+	// Version is the engine version, for example "16.4".
+	Version string `json:"version,omitempty"`
+	// Replicas is the number of instances to run, one primary and the rest read replicas.
+	Replicas int32 `json:"replicas,omitempty"`
+	// StorageGiB is the size of each instance's volume in GiB.
+	StorageGiB int32 `json:"storageGiB,omitempty"`
+	// Region is the name of the cluster-scoped Region the database runs in.
+	Region string `json:"region,omitempty"`
+}
+
+// DatabaseStatus is the observed state of a Database.
+type DatabaseStatus struct {
+	// Phase is a one-word summary: Pending, Provisioning, Ready or Failed.
+	Phase string `json:"phase,omitempty"`
+	// ReadyReplicas is the number of instances accepting connections.
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Endpoint is the host:port clients connect to, once ready.
+	Endpoint string `json:"endpoint,omitempty"`
+	// ObservedGeneration is the metadata.generation the controller last acted on.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are the standard condition list (Ready, Degraded, ...).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatabaseList is a list of Databases.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DatabaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []Database `json:"items"`
+}
+
+// Region is a cluster-scoped location where databases can be placed.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:scope=Cluster,shortName=rg
+type Region struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec describes the region.
+	Spec RegionSpec `json:"spec,omitempty"`
+}
+
+// RegionSpec describes a Region.
+type RegionSpec struct {
+	// DisplayName is the human-readable name, for example "Frankfurt".
+	DisplayName string `json:"displayName,omitempty"`
+	// Provider is the infrastructure provider, for example "aws" or "on-prem".
+	Provider string `json:"provider,omitempty"`
+	// Zones are the availability zones databases may be spread over.
+	Zones []string `json:"zones,omitempty"`
+}
+
+// RegionList is a list of Regions.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type RegionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []Region `json:"items"`
+}

@@ -1,0 +1,90 @@
+package resource
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Object is what every served type is: a runtime.Object with ObjectMeta.
+// Type parameters constrained by it are pointer types such as *v1.Database.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Info is the type-independent description of a resource, enough for
+// discovery, OpenAPI, routing and error messages.
+type Info struct {
+	Group    string // "example.apiloom.dev"
+	Version  string // "v1"
+	Kind     string // "Database"
+	ListKind string // "DatabaseList"
+	Plural   string // "databases": the URL segment and discovery name
+	Singular string // "database"
+
+	// Namespaced is false for cluster-scoped resources.
+	Namespaced bool
+	// ShortNames and Categories come from +kubebuilder:resource and drive
+	// kubectl aliases and `kubectl get all`.
+	ShortNames []string
+	Categories []string
+	// HasStatus is true when the type has a status subresource: main writes
+	// ignore .status and /status writes change only .status.
+	HasStatus bool
+	// SelectableFields are the field-selector keys beyond metadata.name and
+	// metadata.namespace, from +kubebuilder:selectablefield.
+	SelectableFields []string
+	// OpenAPIName is the key openapi-gen gives the type's definition, e.g.
+	// "github.com/apiloom/apiloom/apis/example/v1.Database".
+	OpenAPIName string
+}
+
+// GroupVersion is the resource's API group and version.
+func (i *Info) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: i.Group, Version: i.Version}
+}
+
+// GroupVersionKind is the kind every served object carries.
+func (i *Info) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
+}
+
+// GroupVersionResource names the resource in URLs.
+func (i *Info) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: i.Group, Version: i.Version, Resource: i.Plural}
+}
+
+// GroupResource is what API errors name ("databases.example.apiloom.dev").
+func (i *Info) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: i.Group, Resource: i.Plural}
+}
+
+// Definition is a resource's Info plus the per-type functions the generic
+// server calls. Generated code fills every field; none may be nil.
+type Definition[O Object] struct {
+	Info
+
+	// New returns a new, empty object.
+	New func() O
+	// Fields returns the object's selectable fields as field-selector keys,
+	// always including metadata.name and metadata.namespace.
+	Fields func(obj O) fields.Set
+	// CopyStatus sets dst's status to src's. For types without a status
+	// subresource it does nothing.
+	CopyStatus func(dst, src O)
+	// SpecEqual reports whether a and b agree on everything but metadata and
+	// status; a write that changes it bumps metadata.generation.
+	SpecEqual func(a, b O) bool
+}
+
+// ObjectFields is the field set every resource supports; generated Fields
+// functions start from it.
+func ObjectFields(obj metav1.Object, namespaced bool) fields.Set {
+	s := fields.Set{"metadata.name": obj.GetName()}
+	if namespaced {
+		s["metadata.namespace"] = obj.GetNamespace()
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels name what went wrong; handlers map them to metav1.Status.
+var (
+	// ErrNotFound: no object at the key.
+	ErrNotFound = errors.New("storage: key not found")
+	// ErrExists: Create found the key taken.
+	ErrExists = errors.New("storage: key already exists")
+	// ErrConflict: the object changed since the resourceVersion the caller
+	// presented.
+	ErrConflict = errors.New("storage: resource version conflict")
+	// ErrPrecondition: a uid or resourceVersion precondition did not hold.
+	ErrPrecondition = errors.New("storage: precondition failed")
+	// ErrExpired: the requested revision or continue token was compacted.
+	ErrExpired = errors.New("storage: resource version too old")
+	// ErrTooLargeResourceVersion: the requested revision is ahead of the
+	// store and did not arrive in time.
+	ErrTooLargeResourceVersion = errors.New("storage: resource version too large")
+	// ErrInvalidContinue: a continue token that does not parse or does not
+	// belong to this resource.
+	ErrInvalidContinue = errors.New("storage: invalid continue token")
+	// ErrInvalidResourceVersion: a resourceVersion that is not a revision.
+	ErrInvalidResourceVersion = errors.New("storage: invalid resource version")
+	// ErrCorrupt: stored bytes that do not decode into the resource's type.
+	ErrCorrupt = errors.New("storage: stored object does not decode")
+)
+
+// Error is the one error type storage returns: a sentinel plus the key and
+// revisions involved, for the handler to build a precise Status from.
+type Error struct {
+	Err             error  // one of the sentinels above
+	Key             string // the key involved, relative to the resource prefix
+	ResourceVersion int64  // the revision asked for, where there was one
+	// CurrentRevision is the store's revision when the error was found,
+	// used in "too old resource version: X (Y)" messages.
+	CurrentRevision int64
+	// Continue is a fresh token to resume from, set with ErrExpired for an
+	// expired continue token.
+	Continue string
+	// Detail is an optional human explanation.
+	Detail string
+}
+
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if e.Key != "" {
+		msg += fmt.Sprintf(" (key %q)", e.Key)
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns err's *Error, if it has one.
+func AsError(err error) (*Error, bool) {
+	var se *Error
+	ok := errors.As(err, &se)
+	return se, ok
+}

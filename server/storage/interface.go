@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Interface is the contract every storage implementation meets: the etcd
+// store in this package and the watch cache in server/cache. The handlers
+// consume it and cannot tell the two apart; storagetest checks both.
+//
+// Keys are relative to the implementation's resource prefix: "namespace/name"
+// for namespaced resources and "name" for cluster-scoped ones (see Key).
+// Resource versions are etcd revisions. Errors are *Error values wrapping
+// one of this package's sentinels (ErrNotFound, ErrExists, ...).
+type Interface[O resource.Object] interface {
+	// Get returns the object at key. With opts.ResourceVersion "" it is a
+	// consistent read; "0" allows any state; "N" requires state at least N
+	// (ErrTooLargeResourceVersion if the store cannot reach N).
+	// A missing key is ErrNotFound.
+	Get(ctx context.Context, key string, opts GetOptions) (O, error)
+
+	// GetList returns the objects matching opts, with the revision they were
+	// read at. The resourceVersion rules are wire-contract.md §1: "" consistent,
+	// "0" any, N+NotOlderThan at least N (never ErrExpired), N+Exact exactly N
+	// (ErrExpired if compacted), N > current → ErrTooLargeResourceVersion.
+	// With Limit > 0 the list is paginated; Continue resumes at the token's
+	// revision and key (ErrExpired, with a fresh token, if compacted).
+	GetList(ctx context.Context, opts ListOptions) (*List[O], error)
+
+	// Watch streams changes matching opts.Predicate. ResourceVersion N
+	// delivers every change after N in revision order, without gaps or
+	// duplicates (ErrExpired if N is compacted away); "" and "0" first
+	// deliver a synthetic ADDED per current object. With SendInitialEvents
+	// set (watch-list) the initial ADDEDs are followed by a BOOKMARK annotated
+	// k8s.io/initial-events-end when AllowBookmarks is set. A MODIFIED object
+	// that stops (starts) matching the predicate is delivered as DELETED (ADDED).
+	// DELETED carries the deletion revision as its resourceVersion.
+	Watch(ctx context.Context, opts ListOptions) (Watcher[O], error)
+
+	// Create stores obj at key if the key is free (ErrExists otherwise) and
+	// returns it with its new resourceVersion. obj must not carry one.
+	Create(ctx context.Context, key string, obj O) (O, error)
+
+	// GuaranteedUpdate reads the object at key, calls tryUpdate with a copy
+	// of it and writes the result if the key did not change in between,
+	// retrying with the fresh object otherwise. If the object returned by
+	// tryUpdate carries a resourceVersion different from the stored one, the
+	// update fails with ErrConflict instead of retrying. A missing key is
+	// ErrNotFound. Errors from tryUpdate are returned as they are.
+	GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (O, error)
+
+	// Delete removes the object at key after checking preconditions
+	// (ErrPrecondition) and returns the last stored state, with the deletion
+	// revision as its resourceVersion. A missing key is ErrNotFound.
+	Delete(ctx context.Context, key string, pre *Preconditions) (O, error)
+}
+
+// GetOptions controls Get.
+type GetOptions struct {
+	ResourceVersion string
+}
+
+// ListOptions controls GetList and Watch.
+type ListOptions struct {
+	// Namespace narrows a namespaced resource to one namespace; "" is all.
+	Namespace string
+	// ResourceVersion and ResourceVersionMatch are the request's, validated.
+	ResourceVersion      string
+	ResourceVersionMatch metav1.ResourceVersionMatch
+	// Predicate filters objects by label and field selector.
+	Predicate Predicate
+	// Limit and Continue paginate a list. Ignored by Watch.
+	Limit    int64
+	Continue string
+	// SendInitialEvents and AllowBookmarks apply to Watch only.
+	SendInitialEvents *bool
+	AllowBookmarks    bool
+}
+
+// Predicate selects objects by labels and fields. A zero Predicate (nil
+// selectors) matches everything.
+type Predicate struct {
+	Label labels.Selector
+	Field fields.Selector
+}
+
+// Empty reports whether the predicate matches every object.
+func (p Predicate) Empty() bool {
+	return (p.Label == nil || p.Label.Empty()) && (p.Field == nil || p.Field.Empty())
+}
+
+// Preconditions must hold on the stored object for a write to proceed.
+type Preconditions struct {
+	UID             *string
+	ResourceVersion *string
+}
+
+// List is one page of a list.
+type List[O resource.Object] struct {
+	Items []O
+	// ResourceVersion is the revision the list was read at.
+	ResourceVersion int64
+	// Continue is set only when more items remain.
+	Continue string
+	// RemainingItemCount is set only when more items remain and the list had
+	// no selectors.
+	RemainingItemCount *int64
+}
+
+// Event is one watch event.
+type Event[O resource.Object] struct {
+	Type watch.EventType
+	// Object is the object (for BOOKMARK: an empty object carrying only the
+	// resourceVersion and, at the end of initial events, the annotation).
+	Object O
+	// Frame, when not nil, is the complete encoded watch frame for this
+	// event, `{"type":...,"object":...}` plus newline, shared by every
+	// watcher that receives it. Read-only. Producers that do not encode
+	// leave it nil and the handler encodes Object.
+	Frame []byte
+}
+
+// Watcher is one watch stream. It is used by one goroutine.
+type Watcher[O resource.Object] interface {
+	// Next blocks until at least one event is available, then appends all
+	// available events (in revision order) to buf and returns it. It
+	// returns an *Error wrapping ErrExpired when the watcher fell too far
+	// behind or its start revision was compacted, io.EOF when the stream
+	// ended cleanly (Stop or the store closing), or ctx.Err().
+	Next(ctx context.Context, buf []Event[O]) ([]Event[O], error)
+	// Stop ends the watch and releases its resources. Safe to call twice.
+	Stop()
+}
