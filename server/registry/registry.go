@@ -1,0 +1,44 @@
+package registry
+
+import (
+	"k8s.io/kube-openapi/pkg/common"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Registry is the set of resources to serve plus the OpenAPI definitions of
+// their types. The zero value is empty and ready to use.
+type Registry struct {
+	entries []*Entry
+	openAPI common.GetOpenAPIDefinitions
+}
+
+// Entry is one registered resource.
+type Entry struct {
+	Info  *resource.Info
+	build builder
+}
+
+// Register adds def to r. Generated Install functions call it once per type.
+func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
+	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def)})
+}
+
+// SetOpenAPIDefinitions records openapi-gen's definitions for every type in
+// the registry; discovery serves /openapi/v3 from them.
+func (r *Registry) SetOpenAPIDefinitions(defs common.GetOpenAPIDefinitions) { r.openAPI = defs }
+
+// OpenAPIDefinitions returns what SetOpenAPIDefinitions recorded.
+func (r *Registry) OpenAPIDefinitions() common.GetOpenAPIDefinitions { return r.openAPI }
+
+// Entries returns the registered resources in registration order.
+func (r *Registry) Entries() []*Entry { return r.entries }
+
+// Infos returns the Info of every registered resource, in registration order.
+func (r *Registry) Infos() []*resource.Info {
+	infos := make([]*resource.Info, len(r.entries))
+	for i, e := range r.entries {
+		infos[i] = e.Info
+	}
+	return infos
+}
