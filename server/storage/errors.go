@@ -28,6 +28,9 @@ var (
 	ErrInvalidResourceVersion = errors.New("storage: invalid resource version")
 	// ErrCorrupt: stored bytes that do not decode into the resource's type.
 	ErrCorrupt = errors.New("storage: stored object does not decode")
+	// ErrInvalidKey: a key that is not "namespace/name" (namespaced) or
+	// "name" (cluster-scoped), or has an empty, "." or ".." segment.
+	ErrInvalidKey = errors.New("storage: invalid key")
 )
 
 // Error is the one error type storage returns: a sentinel plus the key and

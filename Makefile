@@ -1,0 +1,36 @@
+# apiloom developer loop. `make help` lists the targets.
+SHELL := bash
+GO ?= go
+BIN := bin
+
+.PHONY: help run build generate verify test test-short fuzz bench clean
+
+help: ## show targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: build ## build and start the server on embedded etcd (kubeconfig: .apiloom/kubeconfig)
+	$(BIN)/apiloom --data-dir .apiloom
+
+build: ## build bin/apiloom
+	$(GO) build -o $(BIN)/apiloom ./cmd/apiloom
+
+generate: ## regenerate everything derived from apis/
+	hack/update-codegen.sh
+
+verify: ## fail if generated code is stale, code is not gofmt-clean, or go vet complains
+	hack/verify.sh
+
+test: ## the whole test suite, with the race detector
+	$(GO) test -race -timeout 25m ./...
+
+test-short: ## the suite without the race detector
+	$(GO) test -timeout 15m ./...
+
+fuzz: ## run every fuzz target for a short while
+	hack/fuzz.sh 20s
+
+bench: ## Go benchmarks for the hot paths
+	$(GO) test -run '^$$' -bench . -benchmem ./server/...
+
+clean: ## remove build output and the local data directory
+	rm -rf $(BIN) .apiloom

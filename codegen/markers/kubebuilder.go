@@ -1,0 +1,133 @@
+package markers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Names of the kubebuilder markers this package interprets.
+const (
+	ResourceName          = "kubebuilder:resource"
+	StatusSubresourceName = "kubebuilder:subresource:status"
+	SelectableFieldName   = "kubebuilder:selectablefield"
+)
+
+// Scope values of +kubebuilder:resource:scope.
+const (
+	ScopeNamespaced = "Namespaced"
+	ScopeCluster    = "Cluster"
+)
+
+// Resource is +kubebuilder:resource. Empty fields were not written.
+type Resource struct {
+	Path       string   // path=: the plural resource name
+	Singular   string   // singular=
+	Scope      string   // scope=: ScopeNamespaced or ScopeCluster
+	ShortNames []string // shortName=a;b
+	Categories []string // categories=a;b
+}
+
+// Type is what the kubebuilder markers on one type say.
+type Type struct {
+	// Resource is nil when the type has no +kubebuilder:resource marker.
+	Resource *Resource
+	// StatusSubresource is true when +kubebuilder:subresource:status is present.
+	StatusSubresource bool
+	// SelectableFields are the JSONPath arguments of every
+	// +kubebuilder:selectablefield, in the order written, e.g. ".spec.engine".
+	SelectableFields []string
+}
+
+// ParseType reads the kubebuilder markers from a type's comment lines.
+// Unknown argument keys and near-miss marker names become warnings; a
+// malformed or contradictory marker is an error wrapping ErrMalformed.
+func ParseType(lines []string) (Type, []string, error) {
+	var (
+		out   Type
+		warns []string
+	)
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName) {
+		warns = append(warns, fmt.Sprintf("ignoring %q: marker names are case-sensitive", line))
+	}
+
+	res, err := Find(lines, ResourceName)
+	if err != nil {
+		return out, nil, err
+	}
+	switch len(res) {
+	case 0:
+	case 1:
+		r, w, err := parseResource(res[0])
+		if err != nil {
+			return out, nil, err
+		}
+		out.Resource, warns = r, append(warns, w...)
+	default:
+		return out, nil, fmt.Errorf("%w: +%s appears %d times", ErrMalformed, ResourceName, len(res))
+	}
+
+	status, err := Find(lines, StatusSubresourceName)
+	if err != nil {
+		return out, nil, err
+	}
+	for _, m := range status {
+		if len(m.Args) > 0 {
+			return out, nil, fmt.Errorf("%w %q: takes no arguments", ErrMalformed, m.Text)
+		}
+		out.StatusSubresource = true
+	}
+
+	fields, err := Find(lines, SelectableFieldName)
+	if err != nil {
+		return out, nil, err
+	}
+	for _, m := range fields {
+		path := ""
+		for _, a := range m.Args {
+			if a.Key == "JSONPath" {
+				path = a.Value
+				continue
+			}
+			warns = append(warns, fmt.Sprintf("%q: ignoring unknown argument %q", m.Text, a.Key))
+		}
+		if path == "" {
+			return out, nil, fmt.Errorf("%w %q: JSONPath is required", ErrMalformed, m.Text)
+		}
+		out.SelectableFields = append(out.SelectableFields, path)
+	}
+	return out, warns, nil
+}
+
+func parseResource(m Marker) (*Resource, []string, error) {
+	var (
+		r     Resource
+		warns []string
+	)
+	for _, a := range m.Args {
+		switch a.Key {
+		case "path":
+			r.Path = a.Value
+		case "singular":
+			r.Singular = a.Value
+		case "scope":
+			if a.Value != ScopeNamespaced && a.Value != ScopeCluster {
+				return nil, nil, fmt.Errorf("%w %q: scope must be %s or %s", ErrMalformed, m.Text, ScopeNamespaced, ScopeCluster)
+			}
+			r.Scope = a.Value
+		case "shortName":
+			r.ShortNames = a.Values()
+		case "categories":
+			r.Categories = a.Values()
+		case "":
+			return nil, nil, fmt.Errorf("%w %q: expected key=value arguments", ErrMalformed, m.Text)
+		default:
+			warns = append(warns, fmt.Sprintf("%q: ignoring unknown argument %q", m.Text, a.Key))
+		}
+	}
+	for _, v := range []string{r.Path, r.Singular} {
+		if v != "" && strings.ToLower(v) != v {
+			return nil, nil, fmt.Errorf("%w %q: resource names must be lowercase", ErrMalformed, m.Text)
+		}
+	}
+	return &r, warns, nil
+}

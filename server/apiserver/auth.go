@@ -1,0 +1,50 @@
+package apiserver
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// loadOrCreateToken returns the admin bearer token kept in dataDir, creating
+// it on first start so that a restarted server keeps its kubeconfig valid.
+func loadOrCreateToken(o *Options) (string, error) {
+	path := o.path("admin-token")
+	if b, err := os.ReadFile(path); err == nil {
+		if tok := strings.TrimSpace(string(b)); tok != "" {
+			return tok, nil
+		}
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(buf)
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write admin token: %w", err)
+	}
+	return tok, nil
+}
+
+// unauthenticatedPaths are served without a token, as kube-apiserver serves
+// its health checks to load balancers.
+var unauthenticatedPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true}
+
+// withBearerToken admits requests carrying the admin token and answers
+// everything else with a 401 Status.
+func withBearerToken(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if unauthenticatedPaths[r.URL.Path] || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
+	})
+}

@@ -1,0 +1,37 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiloom/apiloom/server/registry"
+)
+
+// healthHandler answers /healthz, /livez and /readyz with "ok" when etcd
+// answers and every resource's storage is ready, like kube-apiserver's
+// plain-text checks.
+func healthHandler(client *clientv3.Client, served *registry.Served) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if _, err := client.Get(ctx, "health", clientv3.WithCountOnly()); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("etcd not reachable: " + err.Error() + "\n"))
+			return
+		}
+		if r.URL.Path == "/readyz" && !served.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("watch caches not yet synced\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+}
+
+func mkdirPrivate(dir string) error { return os.MkdirAll(dir, 0o700) }

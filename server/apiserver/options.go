@@ -1,0 +1,107 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options configure a Server. Defaults come from DefaultOptions; Validate
+// is called by New, so an invalid Options never starts anything.
+type Options struct {
+	// DataDir holds the embedded etcd data, generated certificates, the admin
+	// token and the kubeconfig written for clients.
+	DataDir string
+
+	// EtcdServers lists external etcd client URLs; empty starts embedded etcd
+	// inside DataDir.
+	EtcdServers  []string
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+	// EtcdPrefix is the key prefix every object is stored under.
+	EtcdPrefix string
+
+	BindAddress string
+	SecurePort  int
+	// TLSCertFile and TLSKeyFile serve a given certificate instead of one
+	// generated into DataDir.
+	TLSCertFile string
+	TLSKeyFile  string
+
+	// WatchCache serves lists and watches from memory; off means every read
+	// goes to etcd (for debugging and comparison).
+	WatchCache bool
+	// CompactionInterval is how often etcd history is compacted; 0 disables.
+	CompactionInterval time.Duration
+	// ShutdownTimeout bounds how long in-flight requests get to finish.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultOptions returns the options `apiloom` starts with when given no flags.
+func DefaultOptions() Options {
+	return Options{
+		DataDir:            ".apiloom",
+		EtcdPrefix:         "/registry",
+		BindAddress:        "127.0.0.1",
+		SecurePort:         6443,
+		WatchCache:         true,
+		CompactionInterval: 5 * time.Minute,
+		ShutdownTimeout:    30 * time.Second,
+	}
+}
+
+// AddFlags binds o to command-line flags named like kube-apiserver's.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory for embedded etcd data, certificates, the admin token and the kubeconfig")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "external etcd client URLs (comma separated); empty starts an embedded etcd in --data-dir")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify external etcd servers")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for external etcd")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for external etcd")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "etcd key prefix for all objects")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port to serve on (0 picks a free port)")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); default: generated into --data-dir")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "serving certificate's private key (PEM)")
+	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
+	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
+}
+
+// Validate reports every problem with o at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d is out of range", o.SecurePort))
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if len(o.EtcdServers) == 0 && (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "") {
+		errs = append(errs, errors.New("--etcd-cafile/--etcd-certfile/--etcd-keyfile need --etcd-servers"))
+	}
+	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+		errs = append(errs, errors.New("--etcd-certfile and --etcd-keyfile go together"))
+	}
+	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
+		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	if o.CompactionInterval < 0 {
+		errs = append(errs, errors.New("--etcd-compaction-interval must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) path(name ...string) string {
+	return filepath.Join(append([]string{o.DataDir}, name...)...)
+}

@@ -1,0 +1,202 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/http2"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+
+	"github.com/apiloom/apiloom/server/discovery"
+	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/registry"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// Server is one apiloom server: etcd, every registered resource, and the
+// HTTPS listener. Create it with New, run it with Run.
+type Server struct {
+	opts     Options
+	registry *registry.Registry
+	log      *slog.Logger
+
+	ready     chan struct{} // closed once Run serves
+	addr      string        // host:port served on; set before ready closes
+	token     string
+	caPEM     []byte
+	readyOnce sync.Once
+}
+
+// New validates opts and prepares a server for the resources in reg.
+// Nothing is started until Run.
+func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if len(reg.Entries()) == 0 {
+		return nil, errors.New("apiserver: registry has no resources; run make generate")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{opts: opts, registry: reg, log: log, ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the server accepts requests.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Address is the host:port the server listens on; valid after Ready.
+func (s *Server) Address() string { return s.addr }
+
+// Token is the admin bearer token; valid after Ready.
+func (s *Server) Token() string { return s.token }
+
+// CAPEM is the CA that signed the serving certificate (nil for an
+// operator-provided certificate); valid after Ready.
+func (s *Server) CAPEM() []byte { return s.caPEM }
+
+// KubeconfigPath is where Run writes the admin kubeconfig.
+func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
+
+// Run starts etcd (or connects to it), serves until ctx is cancelled, then
+// shuts down gracefully: stop accepting, end watches, drain requests, stop
+// storage, and stop the embedded etcd last.
+func (s *Server) Run(ctx context.Context) error {
+	if err := mkdirPrivate(s.opts.DataDir); err != nil {
+		return err
+	}
+	cert, err := loadOrCreateServingCert(&s.opts)
+	if err != nil {
+		return err
+	}
+	token, err := loadOrCreateToken(&s.opts)
+	if err != nil {
+		return err
+	}
+
+	etcd, err := connectEtcd(ctx, &s.opts)
+	if err != nil {
+		return err
+	}
+	defer etcd.close() // last: after storage and handlers are gone
+
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// requestsCtx is cancelled at shutdown so that long-running watches end
+	// cleanly instead of holding http.Server.Shutdown until its timeout.
+	requestsCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRequests()
+
+	backend := registry.Backend{Client: etcd.client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log}
+	served, err := s.registry.Build(requestsCtx, backend)
+	if err != nil {
+		return err
+	}
+	defer served.Close()
+
+	disc, err := discovery.New(s.registry.Infos(), s.registry.OpenAPIDefinitions(), serverVersion())
+	if err != nil {
+		return err
+	}
+
+	var background sync.WaitGroup
+	defer background.Wait()
+	if s.opts.CompactionInterval > 0 {
+		c := storage.NewCompactor(etcd.client, s.opts.CompactionInterval, s.log)
+		background.Add(1)
+		go func() { defer background.Done(); c.Run(requestsCtx) }()
+	}
+
+	mux := http.NewServeMux()
+	disc.Install(mux)
+	mux.Handle("/apis/", endpoints.NewHandler(served.Resources...))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	health := healthHandler(etcd.client, served)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		mux.Handle("GET "+p, health)
+	}
+	handler := withBearerToken(token, withRequestMetrics(metrics, mux))
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		BaseContext:       func(net.Listener) context.Context { return requestsCtx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{cert.cert},
+			NextProtos:   []string{"h2", "http/1.1"},
+			MinVersion:   tls.VersionTLS12,
+		},
+	}
+	// kube-apiserver raises HTTP/2's stream limit so one client connection
+	// can carry many concurrent watches.
+	if err := http2.ConfigureServer(srv, &http2.Server{MaxConcurrentStreams: 1000}); err != nil {
+		_ = ln.Close()
+		return err
+	}
+
+	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
+	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+kubeconfigHost(s.opts.BindAddress, ln), cert.caPEM, token); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
+		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache)
+	s.readyOnce.Do(func() { close(s.ready) })
+
+	select {
+	case err := <-serveErr:
+		endRequests()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down")
+	endRequests()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		s.log.Warn("requests still running at shutdown timeout", "err", err)
+		_ = srv.Close()
+	}
+	<-serveErr
+	return nil
+}
+
+// kubeconfigHost is the address clients should dial: the bound address, or
+// loopback when bound to every interface.
+func kubeconfigHost(bind string, ln net.Listener) string {
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(bind); ip == nil || ip.IsUnspecified() {
+		bind = "127.0.0.1"
+	}
+	return net.JoinHostPort(bind, port)
+}
+
+func serverVersion() apimachineryversion.Info {
+	return apimachineryversion.Info{
+		Major: "1", Minor: "37", GitVersion: "v1.37.0-apiloom", Compiler: runtime.Compiler,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}

@@ -1,0 +1,99 @@
+package storage
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// continueVersion is the only token format kube-apiserver has ever issued;
+// using it keeps tokens interchangeable with apiserver's.
+const continueVersion = "meta.k8s.io/v1"
+
+// continueToken is the JSON inside a continue token. Its field names are
+// part of the wire format and must not change.
+type continueToken struct {
+	Version string `json:"v"`
+	// Revision is the etcd revision the list was read at; negative means
+	// "continue at the latest revision" (issued after compaction).
+	Revision int64 `json:"rv"`
+	// Start is the key to resume at, relative to the resource prefix,
+	// usually the last returned key plus "\x00".
+	Start string `json:"start"`
+}
+
+// EncodeContinue returns the continue token for a list read at rev that
+// resumes at the relative key start (the last returned key + "\x00"). A
+// negative rev asks the next page to read the latest revision.
+//
+// The watch cache issues its tokens with this function too, so a token from
+// either implementation is accepted by both.
+func EncodeContinue(start string, rev int64) string {
+	data, err := json.Marshal(continueToken{Version: continueVersion, Revision: rev, Start: start})
+	if err != nil {
+		// A struct of a string and an int always marshals.
+		panic(fmt.Sprintf("storage: encode continue token: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+// ContinueAfter is the token for a page whose last key (relative to the
+// resource prefix) was lastKey.
+func ContinueAfter(lastKey string, rev int64) string {
+	return EncodeContinue(lastKey+"\x00", rev)
+}
+
+// DecodeContinue parses a continue token into the relative key to resume at
+// and the revision to read at (negative: latest). It returns an *Error
+// wrapping ErrInvalidContinue for anything it did not issue: bad base64 or
+// JSON, another version, a zero revision, an empty start, or a start that is
+// not a clean relative path (no "." or ".." segments), so a token can never
+// reach outside the resource's key range.
+func DecodeContinue(token string) (start string, rev int64, err error) {
+	data, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", 0, invalidContinue("not base64url: %v", err)
+	}
+	var c continueToken
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", 0, invalidContinue("not a token: %v", err)
+	}
+	if c.Version != continueVersion {
+		return "", 0, invalidContinue("server does not recognize version %q", c.Version)
+	}
+	if c.Revision == 0 {
+		return "", 0, invalidContinue("incorrect encoded start resourceVersion")
+	}
+	if c.Start == "" {
+		return "", 0, invalidContinue("encoded start key empty")
+	}
+	if !cleanRelativeKey(c.Start) {
+		return "", 0, invalidContinue("start key %q is not a clean relative key", c.Start)
+	}
+	return c.Start, c.Revision, nil
+}
+
+// cleanRelativeKey reports whether k is a relative key that path.Clean
+// leaves alone and that has no "." or ".." segment, ignoring the trailing
+// NULs that mark "just after this key".
+func cleanRelativeKey(k string) bool {
+	if strings.HasPrefix(k, "/") {
+		return false
+	}
+	if path.Clean("/"+k) != "/"+k {
+		return false
+	}
+	for seg := range strings.SplitSeq(k, "/") {
+		seg = strings.TrimRight(seg, "\x00")
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func invalidContinue(format string, args ...any) *Error {
+	return &Error{Err: ErrInvalidContinue, Detail: fmt.Sprintf(format, args...)}
+}
