@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// apiloomBinary builds cmd/apiloom once per test binary run.
+func apiloomBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "apiloom")
+	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/apiloom/apiloom/cmd/apiloom").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build cmd/apiloom: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// kubectlEnv is a kubectl with its own HOME (discovery cache) and kubeconfig.
+type kubectlEnv struct {
+	t          *testing.T
+	kubeconfig string
+	home       string
+}
+
+func (k *kubectlEnv) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	c.Env = append(os.Environ(), "HOME="+k.home, "KUBECONFIG=")
+	return c
+}
+
+// run runs kubectl and returns its stdout, failing the test on a non-zero exit.
+func (k *kubectlEnv) run(args ...string) string {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(k.t.Context(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	c := k.cmd(ctx, args...)
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		k.t.Fatalf("kubectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// startBinary starts bin/apiloom with only a data dir (and a free port) and
+// waits for it to write its kubeconfig and answer /readyz.
+func startBinary(t *testing.T) *kubectlEnv {
+	t.Helper()
+	bin := apiloomBinary(t)
+	dataDir := t.TempDir()
+	// t.Context ends just before cleanups run; the server then gets SIGINT
+	// and the cleanup below waits for its graceful exit.
+	srv := exec.CommandContext(t.Context(), bin, "--data-dir", dataDir, "--secure-port", "0")
+	var logs bytes.Buffer
+	srv.Stdout, srv.Stderr = &logs, &logs
+	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) } // graceful shutdown
+	srv.WaitDelay = 30 * time.Second
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() {
+		if err := <-exited; err != nil {
+			t.Errorf("apiloom exited with %v; logs:\n%s", err, logs.String())
+		}
+	})
+	k := &kubectlEnv{t: t, kubeconfig: filepath.Join(dataDir, "kubeconfig"), home: t.TempDir()}
+	eventually(t, "apiloom to serve", func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			t.Fatalf("apiloom exited early: %v\n%s", err, logs.String())
+		default:
+		}
+		if _, err := os.Stat(k.kubeconfig); err != nil {
+			return false, err
+		}
+		out, err := k.cmd(ctx, "get", "--raw", "/readyz").CombinedOutput()
+		return err == nil && string(out) == "ok", errors.New(string(out))
+	})
+	return k
+}
+
+func TestKubectl(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl not on PATH")
+	}
+	k := startBinary(t)
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := k.run("api-resources", "--api-group=example.apiloom.dev")
+	for _, want := range []string{"databases", "db,dbs", "regions", "rg", "Database", "Region"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("api-resources lacks %q:\n%s", want, out)
+		}
+	}
+
+	// apply creates, then an unchanged apply is a no-op, then a change is patched in.
+	out = k.run("apply", "-f", examples)
+	if !strings.Contains(out, "database.example.apiloom.dev/orders created") || !strings.Contains(out, "region.example.apiloom.dev/eu-central created") {
+		t.Fatalf("first apply:\n%s", out)
+	}
+	out = k.run("apply", "-f", examples)
+	if !strings.Contains(out, "database.example.apiloom.dev/orders unchanged") {
+		t.Fatalf("second apply:\n%s", out)
+	}
+
+	out = k.run("get", "databases", "-n", "default")
+	if !strings.Contains(out, "orders") || !strings.Contains(out, "NAME") {
+		t.Fatalf("get:\n%s", out)
+	}
+	out = k.run("get", "db", "orders", "-n", "default", "-o", "yaml")
+	for _, want := range []string{"kind: Database", "apiVersion: example.apiloom.dev/v1", "engine: postgres", "resourceVersion:", "uid:", "kubectl.kubernetes.io/last-applied-configuration"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("get -o yaml lacks %q:\n%s", want, out)
+		}
+	}
+	out = k.run("get", "regions")
+	if !strings.Contains(out, "eu-central") {
+		t.Fatalf("get regions:\n%s", out)
+	}
+
+	// get -w shows a change made while it watches.
+	watchCtx, stopWatch := context.WithTimeout(t.Context(), time.Minute)
+	defer stopWatch()
+	w := k.cmd(watchCtx, "get", "database", "orders", "-n", "default", "-w", "-o", "custom-columns=NAME:.metadata.name,VERSION:.spec.version", "--no-headers")
+	stdout, err := w.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	expectLine(t, lines, "orders 16.4")
+
+	changed := filepath.Join(t.TempDir(), "orders.yaml")
+	orig, err := os.ReadFile(filepath.Join(examples, "database-orders.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(changed, bytes.Replace(orig, []byte(`"16.4"`), []byte(`"17.2"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = k.run("apply", "-f", changed)
+	if !strings.Contains(out, "database.example.apiloom.dev/orders configured") {
+		t.Fatalf("apply change:\n%s", out)
+	}
+	expectLine(t, lines, "orders 17.2")
+	stopWatch()
+	_ = w.Wait()
+
+	out = k.run("explain", "databases.spec")
+	if !strings.Contains(out, "engine") || !strings.Contains(out, "storageGiB") {
+		t.Fatalf("explain:\n%s", out)
+	}
+
+	out = k.run("delete", "database", "orders", "-n", "default", "--wait", "--timeout=60s")
+	if !strings.Contains(out, `database.example.apiloom.dev "orders" deleted`) {
+		t.Fatalf("delete:\n%s", out)
+	}
+	out = k.run("get", "databases", "-n", "default", "-o", "name")
+	if strings.TrimSpace(out) != "" {
+		t.Fatalf("after delete, get lists:\n%s", out)
+	}
+}
+
+// expectLine reads lines until one equals want (ignoring spacing), or fails.
+func expectLine(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	var seen []string
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("kubectl get -w ended before %q; saw %q", want, seen)
+			}
+			if strings.Join(strings.Fields(l), " ") == want {
+				return
+			}
+			seen = append(seen, l)
+		case <-timeout:
+			t.Fatalf("no line %q from kubectl get -w within 30s; saw %q", want, seen)
+		}
+	}
+}
+
