@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestBadInputGetsStatusAndChangesNothing sends malformed requests over the
+// wire and checks each gets a metav1.Status with the right code and reason
+// while the stored object stays as it was.
+func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
+	ts, cs := startServer(t)
+	ctx := t.Context()
+	dbs := cs.ExampleV1().Databases("shop")
+	before, err := dbs.Create(ctx, newDatabase("orders"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: tlsConfig(t, ts, "h2", "http/1.1"), ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	base := ts.Config.Host + "/apis/example.apiloom.dev/v1/namespaces/shop/databases"
+
+	huge := `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"huge"},"spec":{"engine":"` + strings.Repeat("x", 4<<20) + `"}}`
+	for _, tc := range []struct {
+		name, method, url, contentType, body string
+		code                                 int
+		reason                               metav1.StatusReason
+	}{
+		{"malformed json", "POST", base, "application/json", `{"apiVersion":`, 400, metav1.StatusReasonBadRequest},
+		{"wrong kind", "POST", base, "application/json", `{"apiVersion":"example.apiloom.dev/v1","kind":"Region","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
+		{"wrong group version", "POST", base, "application/json", `{"apiVersion":"other.dev/v1","kind":"Database","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
+		{"bad label selector", "GET", base + "?labelSelector=a%20in%20(", "", "", 400, metav1.StatusReasonBadRequest},
+		{"unsupported field selector", "GET", base + "?fieldSelector=spec.nothing%3Dx", "", "", 400, metav1.StatusReasonBadRequest},
+		{"bad continue token", "GET", base + "?limit=1&continue=%%%", "", "", 400, metav1.StatusReasonBadRequest},
+		{"oversized body", "PUT", base + "/orders", "application/json", huge, 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"strategic merge patch", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"engine":"mysql"}}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"unknown patch type", "PATCH", base + "/orders", "application/x-nonsense", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"malformed merge patch", "PATCH", base + "/orders", "application/merge-patch+json", `{"spec":`, 400, metav1.StatusReasonBadRequest},
+		{"update without resourceVersion", "PUT", base + "/orders", "application/json", `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"orders"},"spec":{"engine":"mysql"}}`, 422, metav1.StatusReasonInvalid},
+		{"strict unknown field", "PATCH", base + "/orders?fieldValidation=Strict", "application/merge-patch+json", `{"spec":{"enginee":"mysql"}}`, 400, metav1.StatusReasonBadRequest},
+		{"watch-list without NotOlderThan", "GET", base + "?watch=true&sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid},
+		{"resourceVersionMatch without resourceVersion", "GET", base + "?resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid},
+		{"method not allowed", "POST", base + "/orders", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
+		{"unknown resource", "GET", ts.Config.Host + "/apis/example.apiloom.dev/v1/namespaces/shop/nothings", "", "", 404, metav1.StatusReasonNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(ctx, tc.method, tc.url, strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			var st metav1.Status
+			if err := json.Unmarshal(body, &st); err != nil || st.Kind != "Status" {
+				t.Fatalf("%d, body is not a Status: %v %.300s", resp.StatusCode, err, body)
+			}
+			if resp.StatusCode != tc.code || int(st.Code) != tc.code || st.Reason != tc.reason {
+				t.Fatalf("got %d %s (status code %d), want %d %s: %s", resp.StatusCode, st.Reason, st.Code, tc.code, tc.reason, st.Message)
+			}
+		})
+	}
+
+	t.Run("unauthenticated", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("got %d, want 401", resp.StatusCode)
+		}
+	})
+
+	after, err := dbs.Get(ctx, "orders", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion || after.Spec != before.Spec {
+		t.Fatalf("bad input changed the object: before %s %+v, after %s %+v", before.ResourceVersion, before.Spec, after.ResourceVersion, after.Spec)
+	}
+	list, err := dbs.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("bad input created objects: %v %d", err, len(list.Items))
+	}
+}
