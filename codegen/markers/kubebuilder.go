@@ -47,7 +47,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		warns []string
 	)
 	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName) {
-		warns = append(warns, fmt.Sprintf("ignoring %q: marker names are case-sensitive", line))
+		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 
 	res, err := Find(lines, ResourceName)
@@ -72,7 +72,7 @@ func ParseType(lines []string) (Type, []string, error) {
 	}
 	for _, m := range status {
 		if len(m.Args) > 0 {
-			return out, nil, fmt.Errorf("%w %q: takes no arguments", ErrMalformed, m.Text)
+			return out, nil, malformed(m.Text, "takes no arguments")
 		}
 		out.StatusSubresource = true
 	}
@@ -88,10 +88,10 @@ func ParseType(lines []string) (Type, []string, error) {
 				path = a.Value
 				continue
 			}
-			warns = append(warns, fmt.Sprintf("%q: ignoring unknown argument %q", m.Text, a.Key))
+			warns = append(warns, fmt.Sprintf("%s: ignoring unknown argument %q", m.Text, a.Key))
 		}
 		if path == "" {
-			return out, nil, fmt.Errorf("%w %q: JSONPath is required", ErrMalformed, m.Text)
+			return out, nil, malformed(m.Text, "JSONPath is required")
 		}
 		out.SelectableFields = append(out.SelectableFields, path)
 	}
@@ -111,7 +111,7 @@ func parseResource(m Marker) (*Resource, []string, error) {
 			r.Singular = a.Value
 		case "scope":
 			if a.Value != ScopeNamespaced && a.Value != ScopeCluster {
-				return nil, nil, fmt.Errorf("%w %q: scope must be %s or %s", ErrMalformed, m.Text, ScopeNamespaced, ScopeCluster)
+				return nil, nil, malformed(m.Text, "scope must be "+ScopeNamespaced+" or "+ScopeCluster)
 			}
 			r.Scope = a.Value
 		case "shortName":
@@ -119,14 +119,14 @@ func parseResource(m Marker) (*Resource, []string, error) {
 		case "categories":
 			r.Categories = a.Values()
 		case "":
-			return nil, nil, fmt.Errorf("%w %q: expected key=value arguments", ErrMalformed, m.Text)
+			return nil, nil, malformed(m.Text, "expected key=value arguments")
 		default:
-			warns = append(warns, fmt.Sprintf("%q: ignoring unknown argument %q", m.Text, a.Key))
+			warns = append(warns, fmt.Sprintf("%s: ignoring unknown argument %q", m.Text, a.Key))
 		}
 	}
 	for _, v := range []string{r.Path, r.Singular} {
 		if v != "" && strings.ToLower(v) != v {
-			return nil, nil, fmt.Errorf("%w %q: resource names must be lowercase", ErrMalformed, m.Text)
+			return nil, nil, malformed(m.Text, "resource names must be lowercase")
 		}
 	}
 	return &r, warns, nil

@@ -64,15 +64,18 @@ func Find(lines []string, name string) ([]Marker, error) {
 		switch {
 		case rest == "":
 		case rest[0] == ':':
+			if rest == ":" {
+				return nil, malformed(line, "nothing after ':'")
+			}
 			args, err := parseArgs(rest[1:])
 			if err != nil {
-				return nil, fmt.Errorf("%w %q: %w", ErrMalformed, line, err)
+				return nil, malformed(line, err.Error())
 			}
 			m.Args = args
 		case rest[0] == '=':
 			v, err := parseValue(rest[1:])
 			if err != nil {
-				return nil, fmt.Errorf("%w %q: %w", ErrMalformed, line, err)
+				return nil, malformed(line, err.Error())
 			}
 			m.Args = []Arg{v}
 		default:
@@ -109,9 +112,15 @@ func NearMisses(lines []string, known ...string) []string {
 	return out
 }
 
+// malformed is the error for the marker written as text.
+func malformed(text, reason string) error {
+	return fmt.Errorf("%w %s: %s", ErrMalformed, text, reason)
+}
+
 // parseArgs reads key=value{,key=value}.
 func parseArgs(s string) ([]Arg, error) {
 	var out []Arg
+	seen := map[string]bool{}
 	for s != "" {
 		eq := strings.IndexByte(s, '=')
 		if eq <= 0 {
@@ -121,6 +130,10 @@ func parseArgs(s string) ([]Arg, error) {
 		if !isIdent(key) {
 			return nil, fmt.Errorf("bad argument name %q", key)
 		}
+		if seen[key] {
+			return nil, fmt.Errorf("argument %s given twice", key)
+		}
+		seen[key] = true
 		val, rest, err := scanValue(s[eq+1:])
 		if err != nil {
 			return nil, fmt.Errorf("argument %s: %w", key, err)

@@ -1,0 +1,264 @@
+package generators
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	clientgenutil "k8s.io/code-generator/cmd/client-gen/generators/util"
+	"k8s.io/code-generator/pkg/apidefinitions"
+	codegennamer "k8s.io/code-generator/pkg/namer"
+	"k8s.io/gengo/v2/namer"
+	"k8s.io/gengo/v2/types"
+
+	"github.com/apiloom/apiloom/codegen/markers"
+)
+
+// Import paths of the apimachinery types the model recognises.
+const metav1Pkg = "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// groupVersion is one input package that has resources to serve.
+type groupVersion struct {
+	Pkg      *types.Package
+	Group    string // from +groupName, e.g. "example.apiloom.dev"
+	GroupDir string // the directory under apis/, e.g. "example"
+	Version  string // the package directory, e.g. "v1"
+	// Resources are sorted by kind.
+	Resources []*resourceModel
+}
+
+// resourceModel is everything generated for one +genclient type.
+type resourceModel struct {
+	Type *types.Type
+
+	Kind       string
+	ListKind   string
+	Plural     string
+	Singular   string
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+	HasStatus  bool
+	// OpenAPIName is the key openapi-gen gives the type.
+	OpenAPIName string
+
+	// SelectableFields are in the order the markers were written.
+	SelectableFields []*fieldGetter
+	// CopyStatus is how the status is copied; copyNone without status.
+	CopyStatus statusCopy
+	// SpecMembers are the Go member names SpecEqual compares.
+	SpecMembers []string
+}
+
+// analyzer turns loaded packages into the model, collecting warnings and
+// every error rather than stopping at the first.
+type analyzer struct {
+	plural namer.Namer
+	warns  []string
+}
+
+func newAnalyzer(pluralExceptions map[string]string) *analyzer {
+	return &analyzer{
+		// The same namer client-gen uses for the URL resource name, so the
+		// server serves the path the generated clientset requests.
+		plural: codegennamer.NewTagOverrideNamer("resourceName", namer.NewAllLowercasePluralNamer(pluralExceptions)),
+	}
+}
+
+func (a *analyzer) warnf(format string, args ...any) {
+	a.warns = append(a.warns, fmt.Sprintf(format, args...))
+}
+
+// groupVersion reads one package. It returns nil, nil for a package with
+// no +genclient types.
+func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
+	var candidates []*types.Type
+	var errs []error
+	for _, t := range p.Types {
+		tags, err := clientgenutil.ParseClientGenTags(commentLines(t))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.Name, err))
+			continue
+		}
+		if tags.GenerateClient && !tags.NoVerbs {
+			candidates = append(candidates, t)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+
+	group, ok, err := apidefinitions.GroupNameForPackage(p.Comments)
+	if err != nil {
+		return nil, fmt.Errorf("%s: +groupName: %w", p.Path, err)
+	}
+	if !ok || group == "" {
+		return nil, fmt.Errorf("%s: doc.go has no +groupName=<group> comment", p.Path)
+	}
+	gv := &groupVersion{
+		Pkg:      p,
+		Group:    group,
+		GroupDir: path.Base(path.Dir(p.Path)),
+		Version:  path.Base(p.Path),
+	}
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name.Name < candidates[j].Name.Name })
+	for _, t := range candidates {
+		r, err := a.resource(p, t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.Name, err))
+			continue
+		}
+		gv.Resources = append(gv.Resources, r)
+	}
+	if err := checkIdentifiers(gv); err != nil {
+		errs = append(errs, err)
+	}
+	return gv, errors.Join(errs...)
+}
+
+// resource reads one +genclient type.
+func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
+	if t.Kind != types.Struct {
+		return nil, fmt.Errorf("+genclient type must be a struct, not %s", t.Kind)
+	}
+	if !hasEmbedded(t, metav1Pkg, "ObjectMeta") {
+		return nil, errors.New("+genclient type must embed metav1.ObjectMeta")
+	}
+	if _, ok := t.Methods["DeepCopyObject"]; !ok {
+		return nil, errors.New("no DeepCopyObject method: add +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object and run deepcopy-gen first")
+	}
+	listKind := t.Name.Name + "List"
+	if _, ok := p.Types[listKind]; !ok {
+		return nil, fmt.Errorf("no %s type: every resource needs its list type", listKind)
+	}
+	lines := commentLines(t)
+	tags, err := clientgenutil.ParseClientGenTags(lines)
+	if err != nil {
+		return nil, err
+	}
+	kb, warns, err := markers.ParseType(lines)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		a.warnf("%s: %s", t.Name, w)
+	}
+
+	r := &resourceModel{
+		Type:        t,
+		Kind:        t.Name.Name,
+		ListKind:    listKind,
+		Plural:      a.plural.Name(t),
+		Singular:    strings.ToLower(t.Name.Name),
+		Namespaced:  !tags.NonNamespaced,
+		HasStatus:   member(t, "Status") != nil && !tags.NoStatus,
+		OpenAPIName: t.Name.Package + "." + t.Name.Name,
+	}
+	if res := kb.Resource; res != nil {
+		if err := r.applyResourceMarker(res); err != nil {
+			return nil, err
+		}
+	}
+	if kb.StatusSubresource && !r.HasStatus {
+		why := "the type has no Status member"
+		if tags.NoStatus {
+			why = "+genclient:noStatus is set, so the generated client has no UpdateStatus"
+		}
+		return nil, fmt.Errorf("+%s contradicts the type: %s", markers.StatusSubresourceName, why)
+	}
+
+	for _, jsonPath := range kb.SelectableFields {
+		g, err := newFieldGetter(t, jsonPath)
+		if err != nil {
+			return nil, fmt.Errorf("+%s:JSONPath=%s: %w", markers.SelectableFieldName, jsonPath, err)
+		}
+		for _, prev := range r.SelectableFields {
+			if prev.Key == g.Key {
+				return nil, fmt.Errorf("+%s:JSONPath=%s given twice", markers.SelectableFieldName, jsonPath)
+			}
+		}
+		r.SelectableFields = append(r.SelectableFields, g)
+	}
+
+	if r.HasStatus {
+		if r.CopyStatus, err = copyStatusFor(member(t, "Status").Type); err != nil {
+			return nil, fmt.Errorf("status: %w", err)
+		}
+	}
+	r.SpecMembers = specMembers(t, r.HasStatus)
+	return r, nil
+}
+
+// applyResourceMarker applies +kubebuilder:resource, refusing values that
+// would make the server disagree with the generated clientset.
+func (r *resourceModel) applyResourceMarker(res *markers.Resource) error {
+	if res.Path != "" && res.Path != r.Plural {
+		return fmt.Errorf("+%s:path=%s disagrees with the generated client, which requests %q: add +resourceName=%s so client-gen uses it too",
+			markers.ResourceName, res.Path, r.Plural, res.Path)
+	}
+	if res.Singular != "" {
+		r.Singular = res.Singular
+	}
+	switch {
+	case res.Scope == markers.ScopeCluster && r.Namespaced:
+		return fmt.Errorf("+%s:scope=Cluster needs +genclient:nonNamespaced, or the generated client will request namespaced URLs", markers.ResourceName)
+	case res.Scope == markers.ScopeNamespaced && !r.Namespaced:
+		return fmt.Errorf("+%s:scope=Namespaced contradicts +genclient:nonNamespaced", markers.ResourceName)
+	}
+	r.ShortNames = res.ShortNames
+	r.Categories = res.Categories
+	return nil
+}
+
+// commentLines are the lines client-gen reads markers from: the comment
+// block before the type's doc comment, then the doc comment.
+func commentLines(t *types.Type) []string {
+	return append(append([]string(nil), t.SecondClosestCommentLines...), t.CommentLines...)
+}
+
+// member returns t's member called name, or nil.
+func member(t *types.Type, name string) *types.Member {
+	for i := range t.Members {
+		if t.Members[i].Name == name {
+			return &t.Members[i]
+		}
+	}
+	return nil
+}
+
+func hasEmbedded(t *types.Type, pkg, name string) bool {
+	for _, m := range t.Members {
+		if m.Embedded && m.Type.Name.Package == pkg && m.Type.Name.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIdentifiers reports generated package-level names that collide.
+func checkIdentifiers(gv *groupVersion) error {
+	seen := map[string]string{"Install": "the package's Install function"}
+	var errs []error
+	add := func(name, what string) {
+		if prev, ok := seen[name]; ok {
+			errs = append(errs, fmt.Errorf("%s: generated name %s for %s collides with %s", gv.Pkg.Path, name, what, prev))
+			return
+		}
+		seen[name] = what
+	}
+	for _, r := range gv.Resources {
+		add(r.Kind, "the definition of "+r.Kind)
+		add(fieldsFuncName(r), "the fields function of "+r.Kind)
+		for _, f := range r.SelectableFields {
+			if f.needsFunc() {
+				add(f.funcName(r), "the getter of "+r.Kind+" field "+f.Key)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,338 @@
+package generators
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"k8s.io/gengo/v2/generator"
+	"k8s.io/gengo/v2/namer"
+	"k8s.io/gengo/v2/types"
+)
+
+// Import paths the generated code refers to.
+const (
+	resourcePkg = "github.com/apiloom/apiloom/server/resource"
+	registryPkg = "github.com/apiloom/apiloom/server/registry"
+	equalityPkg = "k8s.io/apimachinery/pkg/api/equality"
+	fieldsPkg   = "k8s.io/apimachinery/pkg/fields"
+)
+
+// resourcesFilename is the file written into each group-version package.
+const resourcesFilename = "zz_generated.resources.go"
+
+// definitionTemplate opens one resource's Definition and states its Info.
+const definitionTemplate = `
+// $.var$ defines the $.plural$ resource of $.groupVersion$ (kind $.kind$).
+var $.var$ = &$.Definition|raw$[*$.type|raw$]{
+	Info: $.Info|raw${
+		Group:            $.info.Group$,
+		Version:          $.info.Version$,
+		Kind:             $.info.Kind$,
+		ListKind:         $.info.ListKind$,
+		Plural:           $.info.Plural$,
+		Singular:         $.info.Singular$,
+		Namespaced:       $.info.Namespaced$,
+		ShortNames:       $.info.ShortNames$,
+		Categories:       $.info.Categories$,
+		HasStatus:        $.info.HasStatus$,
+		SelectableFields: $.info.SelectableFields$,
+		OpenAPIName:      $.info.OpenAPIName$,
+	},
+	New: func() *$.type|raw$ { return new($.type|raw$) },
+`
+
+// fieldsInlineTemplate is Fields for a resource with only metadata fields.
+const fieldsInlineTemplate = `	Fields: func(o *$.type|raw$) $.Set|raw$ { return $.ObjectFields|raw$(o, $.namespaced$) },
+`
+
+// fieldsRefTemplate is Fields for a resource with selectable fields.
+const fieldsRefTemplate = `	Fields: $.fieldsFunc$,
+`
+
+// copyStatusTemplates are CopyStatus, by statusCopy.
+var copyStatusTemplates = map[statusCopy]string{
+	copyNone: `	// $.kind$ has no status subresource.
+	CopyStatus: func(_, _ *$.type|raw$) {},
+`,
+	copyDeepInto: `	CopyStatus: func(dst, src *$.type|raw$) { src.Status.DeepCopyInto(&dst.Status) },
+`,
+	copyDeepPointer: `	CopyStatus: func(dst, src *$.type|raw$) { dst.Status = src.Status.DeepCopy() },
+`,
+	copyAssign: `	CopyStatus: func(dst, src *$.type|raw$) { dst.Status = src.Status },
+`,
+}
+
+// specEqualTrueTemplate is SpecEqual for a type with nothing but metadata
+// (and status).
+const specEqualTrueTemplate = `	// $.kind$ has no fields outside metadata and status.
+	SpecEqual: func(_, _ *$.type|raw$) bool { return true },
+}
+`
+
+// specEqualOpenTemplate starts SpecEqual; specEqualMemberTemplate compares
+// one member and specEqualCloseTemplate ends the Definition.
+const (
+	specEqualOpenTemplate = `	SpecEqual: func(a, b *$.type|raw$) bool {
+		return `
+	specEqualMemberTemplate = `$.Semantic|raw$.DeepEqual(a.$.member$, b.$.member$)`
+	specEqualCloseTemplate  = `
+	},
+}
+`
+)
+
+// fieldsFuncTemplate opens a resource's Fields function; fieldEntryTemplate
+// adds one selectable field and fieldsFuncCloseTemplate ends it.
+const (
+	fieldsFuncTemplate = `
+// $.fieldsFunc$ returns the field-selector fields of the $.kind$ o.
+func $.fieldsFunc$(o *$.type|raw$) $.Set|raw$ {
+	f := $.ObjectFields|raw$(o, $.namespaced$)
+`
+	fieldEntryTemplate      = `	f[$.key$] = $.value$
+`
+	fieldsFuncCloseTemplate = `	return f
+}
+`
+)
+
+// getterTemplate reads a selectable field that sits behind pointers.
+const getterTemplate = `
+// $.func$ returns .$.key$ of the $.kind$ o, or "" when it is unset.
+func $.func$(o *$.type|raw$) string {
+	if $.unset$ {
+		return ""
+	}
+	return $.value$
+}
+`
+
+// installTemplate opens a group-version's Install; installEntryTemplate
+// registers one resource.
+const (
+	installTemplate = `
+// Install registers every $.groupVersion$ resource with r.
+func Install(r *$.Registry|raw$) {
+`
+	installEntryTemplate = `	$.Register|raw$(r, $.var$)
+`
+)
+
+// resourcesGenerator writes zz_generated.resources.go for one group-version.
+type resourcesGenerator struct {
+	generator.GoGenerator
+	gv        *groupVersion
+	outputPkg string
+	imports   namer.ImportTracker
+	byType    map[*types.Type]*resourceModel
+}
+
+var _ generator.Generator = (*resourcesGenerator)(nil)
+
+func newResourcesGenerator(gv *groupVersion, outputPkg string) *resourcesGenerator {
+	g := &resourcesGenerator{
+		GoGenerator: generator.GoGenerator{OutputFilename: resourcesFilename},
+		gv:          gv,
+		outputPkg:   outputPkg,
+		imports:     generator.NewImportTrackerForPackage(outputPkg),
+		byType:      map[*types.Type]*resourceModel{},
+	}
+	for _, r := range gv.Resources {
+		g.byType[r.Type] = r
+	}
+	return g
+}
+
+// Filter keeps the group-version's resource types.
+func (g *resourcesGenerator) Filter(_ *generator.Context, t *types.Type) bool {
+	return g.byType[t] != nil
+}
+
+// Namers makes "raw" qualify names from other packages and record imports.
+func (g *resourcesGenerator) Namers(*generator.Context) namer.NameSystems {
+	return namer.NameSystems{"raw": namer.NewRawNamer(g.outputPkg, g.imports)}
+}
+
+// Imports returns the imports the raw namer recorded.
+func (g *resourcesGenerator) Imports(*generator.Context) []string {
+	return tidyImports(g.imports.ImportLines())
+}
+
+// GenerateType writes one resource's Definition and field getters.
+func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w io.Writer) error {
+	r := g.byType[t]
+	sw := generator.NewSnippetWriter(w, c, "$", "$")
+	args := generator.Args{
+		"type":         t,
+		"var":          r.Kind,
+		"kind":         r.Kind,
+		"plural":       r.Plural,
+		"groupVersion": g.gv.Group + "/" + g.gv.Version,
+		"namespaced":   r.Namespaced,
+		"fieldsFunc":   fieldsFuncName(r),
+		"info":         infoLiterals(g.gv, r),
+		"Definition":   c.Universe.Type(types.Name{Package: resourcePkg, Name: "Definition"}),
+		"Info":         c.Universe.Type(types.Name{Package: resourcePkg, Name: "Info"}),
+		"ObjectFields": c.Universe.Function(types.Name{Package: resourcePkg, Name: "ObjectFields"}),
+		"Set":          c.Universe.Type(types.Name{Package: fieldsPkg, Name: "Set"}),
+		"Semantic":     c.Universe.Variable(types.Name{Package: equalityPkg, Name: "Semantic"}),
+	}
+
+	sw.Do(definitionTemplate, args)
+	if len(r.SelectableFields) == 0 {
+		sw.Do(fieldsInlineTemplate, args)
+	} else {
+		sw.Do(fieldsRefTemplate, args)
+	}
+	sw.Do(copyStatusTemplates[r.CopyStatus], args)
+	if len(r.SpecMembers) == 0 {
+		sw.Do(specEqualTrueTemplate, args)
+	} else {
+		sw.Do(specEqualOpenTemplate, args)
+		for i, m := range r.SpecMembers {
+			if i > 0 {
+				sw.Do(" &&\n\t\t\t", nil)
+			}
+			sw.Do(specEqualMemberTemplate, args.With("member", m))
+		}
+		sw.Do(specEqualCloseTemplate, args)
+	}
+
+	if len(r.SelectableFields) == 0 {
+		return sw.Error()
+	}
+	str := &strconvNames{c: c}
+	sw.Do(fieldsFuncTemplate, args)
+	for _, f := range r.SelectableFields {
+		value := f.value(str)
+		if f.needsFunc() {
+			value = f.funcName(r) + "(o)"
+		}
+		sw.Do(fieldEntryTemplate, args.With("key", strconv.Quote(f.Key)).With("value", value))
+	}
+	sw.Do(fieldsFuncCloseTemplate, args)
+	for _, f := range r.SelectableFields {
+		if !f.needsFunc() {
+			continue
+		}
+		sw.Do(getterTemplate, args.WithArgs(generator.Args{
+			"func":  f.funcName(r),
+			"key":   f.Key,
+			"unset": f.unsetCondition(),
+			"value": f.value(str),
+		}))
+	}
+	return sw.Error()
+}
+
+// Finalize writes the group-version's Install function.
+func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
+	sw := generator.NewSnippetWriter(w, c, "$", "$")
+	args := generator.Args{
+		"groupVersion": g.gv.Group + "/" + g.gv.Version,
+		"Registry":     c.Universe.Type(types.Name{Package: registryPkg, Name: "Registry"}),
+		"Register":     c.Universe.Function(types.Name{Package: registryPkg, Name: "Register"}),
+	}
+	sw.Do(installTemplate, args)
+	for _, r := range g.gv.Resources {
+		sw.Do(installEntryTemplate, args.With("var", r.Kind))
+	}
+	sw.Do("}\n", nil)
+	return sw.Error()
+}
+
+// infoLiterals are the Go literals of r's resource.Info fields.
+func infoLiterals(gv *groupVersion, r *resourceModel) map[string]string {
+	keys := make([]string, len(r.SelectableFields))
+	for i, f := range r.SelectableFields {
+		keys[i] = f.Key
+	}
+	return map[string]string{
+		"Group":            strconv.Quote(gv.Group),
+		"Version":          strconv.Quote(gv.Version),
+		"Kind":             strconv.Quote(r.Kind),
+		"ListKind":         strconv.Quote(r.ListKind),
+		"Plural":           strconv.Quote(r.Plural),
+		"Singular":         strconv.Quote(r.Singular),
+		"Namespaced":       strconv.FormatBool(r.Namespaced),
+		"ShortNames":       stringsLiteral(r.ShortNames),
+		"Categories":       stringsLiteral(r.Categories),
+		"HasStatus":        strconv.FormatBool(r.HasStatus),
+		"SelectableFields": stringsLiteral(keys),
+		"OpenAPIName":      strconv.Quote(r.OpenAPIName),
+	}
+}
+
+// stringsLiteral renders a []string literal, or nil when empty.
+func stringsLiteral(ss []string) string {
+	if len(ss) == 0 {
+		return "nil"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[]string{" + strings.Join(q, ", ") + "}"
+}
+
+// strconvNames names strconv's formatting functions through the raw namer,
+// so using one records the import.
+type strconvNames struct{ c *generator.Context }
+
+func (s *strconvNames) name(fn string) string {
+	return s.c.Namers["raw"].Name(s.c.Universe.Function(types.Name{Package: "strconv", Name: fn}))
+}
+
+// value is the Go expression of the field as a string, assuming the nil
+// checks passed.
+func (g *fieldGetter) value(str *strconvNames) string {
+	x := g.Access
+	if g.Deref {
+		x = "*" + x
+	}
+	conv := func(to string) string {
+		if g.Named || g.Builtin != to {
+			return to + "(" + x + ")"
+		}
+		return x
+	}
+	switch g.Format {
+	case formatBool:
+		return fmt.Sprintf("%s(%s)", str.name("FormatBool"), conv("bool"))
+	case formatInt:
+		return fmt.Sprintf("%s(%s, 10)", str.name("FormatInt"), conv("int64"))
+	case formatUint:
+		return fmt.Sprintf("%s(%s, 10)", str.name("FormatUint"), conv("uint64"))
+	default:
+		return conv("string")
+	}
+}
+
+// unsetCondition is true when a pointer on the way to the field is nil.
+func (g *fieldGetter) unsetCondition() string {
+	checks := g.NilChecks
+	if g.Deref {
+		checks = append(checks[:len(checks):len(checks)], g.Access)
+	}
+	conds := make([]string, len(checks))
+	for i, c := range checks {
+		conds[i] = c + " == nil"
+	}
+	return strings.Join(conds, " || ")
+}
+
+// tidyImports drops the redundant alias gengo gives standard-library
+// imports (strconv "strconv").
+func tidyImports(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		name, quoted, _ := strings.Cut(l, " ")
+		if strconv.Quote(name) == quoted {
+			l = quoted
+		}
+		out[i] = l
+	}
+	return out
+}

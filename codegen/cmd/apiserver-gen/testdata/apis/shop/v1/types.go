@@ -1,0 +1,133 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Order is a customer's order.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:shortName=ord;ords,categories=all;shop
+// +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=.spec.customer
+// +kubebuilder:selectablefield:JSONPath=.spec.paid
+// +kubebuilder:selectablefield:JSONPath=.spec.quantity
+// +kubebuilder:selectablefield:JSONPath=.spec.weightGrams
+// +kubebuilder:selectablefield:JSONPath=`.spec.priority`
+// +kubebuilder:selectablefield:JSONPath=".spec.shipping.carrier"
+// +kubebuilder:selectablefield:JSONPath=.spec.shipping.express
+// +kubebuilder:selectablefield:JSONPath=.spec.region
+// +kubebuilder:selectablefield:JSONPath=.status.phase
+type Order struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec OrderSpec `json:"spec,omitempty"`
+	// Notes sit beside the spec; SpecEqual compares them too.
+	Notes  []string    `json:"notes,omitempty"`
+	Status OrderStatus `json:"status,omitempty"`
+}
+
+// OrderSpec is what was ordered.
+type OrderSpec struct {
+	Customer    string    `json:"customer"`
+	Paid        bool      `json:"paid,omitempty"`
+	Quantity    int32     `json:"quantity"`
+	WeightGrams uint32    `json:"weightGrams,omitempty"`
+	Priority    *int64    `json:"priority,omitempty"`
+	Shipping    *Shipping `json:"shipping,omitempty"`
+	Location    `json:",inline"`
+	Items       []string `json:"items,omitempty"`
+}
+
+// Location is inlined into OrderSpec.
+type Location struct {
+	Region string `json:"region,omitempty"`
+}
+
+// Shipping says how an order travels.
+type Shipping struct {
+	Carrier string `json:"carrier"`
+	Express *bool  `json:"express,omitempty"`
+}
+
+// OrderPhase is a named string type.
+type OrderPhase string
+
+// OrderStatus is the observed state of an Order.
+type OrderStatus struct {
+	Phase      OrderPhase         `json:"phase,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OrderList is a list of Orders.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type OrderList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Order `json:"items"`
+}
+
+// Warehouse is cluster-scoped and has no status.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:scope=Cluster
+type Warehouse struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec WarehouseSpec `json:"spec,omitempty"`
+}
+
+// WarehouseSpec describes a Warehouse.
+type WarehouseSpec struct {
+	City string `json:"city,omitempty"`
+}
+
+// WarehouseList is a list of Warehouses.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type WarehouseList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Warehouse `json:"items"`
+}
+
+// Receipt has a Status member that is not a subresource: clients write it
+// with the rest of the object, and it counts towards SpecEqual.
+//
+// +genclient
+// +genclient:noStatus
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type Receipt struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ReceiptSpec   `json:"spec,omitempty"`
+	Status ReceiptStatus `json:"status,omitempty"`
+	// cache is not serialized and never compared.
+	cache string
+}
+
+// ReceiptSpec is what a Receipt records.
+type ReceiptSpec struct {
+	Order string `json:"order"`
+}
+
+// ReceiptStatus is ordinary content of a Receipt.
+type ReceiptStatus struct {
+	Printed bool `json:"printed,omitempty"`
+}
+
+// ReceiptList is a list of Receipts.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ReceiptList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Receipt `json:"items"`
+}
