@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"bytes"
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
@@ -55,8 +54,9 @@ type cachePolicy string
 
 const (
 	// revalidate lets caches keep the document but makes them ask again
-	// with If-None-Match: discovery and unhashed OpenAPI URLs.
-	revalidate cachePolicy = "no-cache, private"
+	// with If-None-Match before using it: discovery, /version and the
+	// unhashed OpenAPI URLs.
+	revalidate cachePolicy = "public, no-cache"
 	// immutable is for URLs that name the content (?hash=): they never change.
 	immutable cachePolicy = "public, immutable"
 )
@@ -95,7 +95,3 @@ func etagMatches(header, etag string) bool {
 	}
 	return false
 }
-
-// concat joins JSON-free byte slices; used to build documents in tests and
-// to keep bytes.Buffer out of hot paths elsewhere.
-func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }

@@ -1,0 +1,100 @@
+package discovery
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Verbs every resource serves, and those of its status subresource. They are
+// the same for every type: the generic handlers implement all of them.
+var (
+	resourceVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	statusVerbs   = metav1.Verbs{"get", "patch", "update"}
+)
+
+// statusSubresource is the only subresource a type can have.
+const statusSubresource = "status"
+
+// legacyAPIVersions is /api in the legacy form: no core group versions.
+// client-go tolerates the empty list (and a 404); it merges nothing from it.
+func legacyAPIVersions() *metav1.APIVersions {
+	return &metav1.APIVersions{
+		TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
+		Versions:                   []string{},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{},
+	}
+}
+
+// legacyGroup is /apis/{group} and one entry of /apis in the legacy form.
+func legacyGroup(g *apiGroup) *metav1.APIGroup {
+	out := &metav1.APIGroup{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:     g.name,
+		Versions: make([]metav1.GroupVersionForDiscovery, 0, len(g.versions)),
+	}
+	for _, v := range g.versions {
+		out.Versions = append(out.Versions, metav1.GroupVersionForDiscovery{
+			GroupVersion: v.gv.String(),
+			Version:      v.gv.Version,
+		})
+	}
+	out.PreferredVersion = out.Versions[0]
+	return out
+}
+
+// legacyGroupList is /apis in the legacy form.
+func legacyGroupList(groups []*apiGroup) *metav1.APIGroupList {
+	out := &metav1.APIGroupList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+		Groups:   make([]metav1.APIGroup, 0, len(groups)),
+	}
+	for _, g := range groups {
+		entry := legacyGroup(g)
+		entry.TypeMeta = metav1.TypeMeta{} // only the list carries kind and apiVersion
+		out.Groups = append(out.Groups, *entry)
+	}
+	return out
+}
+
+// legacyResourceList is /apis/{group}/{version}: each resource, then its
+// status subresource as "plural/status" (which has no singular name, as in
+// kube-apiserver).
+func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
+	out := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: v.gv.String(),
+		APIResources: []metav1.APIResource{},
+	}
+	for _, info := range v.resources {
+		out.APIResources = append(out.APIResources, metav1.APIResource{
+			Name:         info.Plural,
+			SingularName: singular(info),
+			Namespaced:   info.Namespaced,
+			Kind:         info.Kind,
+			Verbs:        resourceVerbs,
+			ShortNames:   info.ShortNames,
+			Categories:   info.Categories,
+		})
+		if info.HasStatus {
+			out.APIResources = append(out.APIResources, metav1.APIResource{
+				Name:       info.Plural + "/" + statusSubresource,
+				Namespaced: info.Namespaced,
+				Kind:       info.Kind,
+				Verbs:      statusVerbs,
+			})
+		}
+	}
+	return out
+}
+
+// singular is the resource's singular name, defaulting as kube-apiserver
+// does for CRDs to the lower-cased kind.
+func singular(info *resource.Info) string {
+	if info.Singular != "" {
+		return info.Singular
+	}
+	return strings.ToLower(info.Kind)
+}

@@ -1,0 +1,268 @@
+package discovery
+
+import (
+	"strings"
+	"unicode"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// This file states, once for both OpenAPI versions, which operations a
+// resource's paths serve. It follows what kube-apiserver publishes for a
+// CustomResourceDefinition (apiextensions-apiserver's openapi builder): a
+// list across namespaces, list/create/deletecollection on the collection,
+// get/replace/patch/delete on an object, and get/replace/patch on its status.
+
+// queryParam is an optional query parameter of an operation.
+type queryParam struct {
+	name, typ, description string
+}
+
+// Query parameters, described with apimachinery's own option docs so that
+// they read like kube-apiserver's. Only parameters the handlers honour are
+// listed.
+var (
+	listDoc   = metav1.ListOptions{}.SwaggerDoc()
+	getDoc    = metav1.GetOptions{}.SwaggerDoc()
+	createDoc = metav1.CreateOptions{}.SwaggerDoc()
+	patchDoc  = metav1.PatchOptions{}.SwaggerDoc()
+	deleteDoc = metav1.DeleteOptions{}.SwaggerDoc()
+
+	getParams  = []queryParam{{"resourceVersion", "string", getDoc["resourceVersion"]}}
+	listParams = []queryParam{
+		{"allowWatchBookmarks", "boolean", listDoc["allowWatchBookmarks"]},
+		{"continue", "string", listDoc["continue"]},
+		{"fieldSelector", "string", listDoc["fieldSelector"]},
+		{"labelSelector", "string", listDoc["labelSelector"]},
+		{"limit", "integer", listDoc["limit"]},
+		{"resourceVersion", "string", listDoc["resourceVersion"]},
+		{"resourceVersionMatch", "string", listDoc["resourceVersionMatch"]},
+		{"sendInitialEvents", "boolean", listDoc["sendInitialEvents"]},
+		{"timeoutSeconds", "integer", listDoc["timeoutSeconds"]},
+		{"watch", "boolean", listDoc["watch"]},
+	}
+	// writeParams go on POST and PUT. fieldValidation is what kubectl looks
+	// for before it trusts the server to validate (cli-runtime's
+	// QueryParamVerifierV3 checks the PATCH operation).
+	writeParams = []queryParam{
+		{"dryRun", "string", createDoc["dryRun"]},
+		{"fieldManager", "string", createDoc["fieldManager"]},
+		{"fieldValidation", "string", createDoc["fieldValidation"]},
+	}
+	patchParams = []queryParam{
+		{"dryRun", "string", patchDoc["dryRun"]},
+		{"fieldManager", "string", patchDoc["fieldManager"]},
+		{"fieldValidation", "string", patchDoc["fieldValidation"]},
+		{"force", "boolean", patchDoc["force"]},
+	}
+	deleteParams = []queryParam{
+		{"dryRun", "string", deleteDoc["dryRun"]},
+		{"gracePeriodSeconds", "integer", deleteDoc["gracePeriodSeconds"]},
+		{"propagationPolicy", "string", deleteDoc["propagationPolicy"]},
+	}
+	deleteCollectionParams = append(append([]queryParam{}, deleteParams...), listParams...)
+)
+
+// patchContentTypes are the patch media types the handlers accept, in the
+// order kube-apiserver lists them for CRDs. Strategic merge patch is left
+// out on purpose: kubectl would switch to it if it were listed.
+var patchContentTypes = []string{
+	"application/json-patch+json",
+	"application/merge-patch+json",
+	"application/apply-patch+yaml",
+}
+
+// bodyKind is what a request body holds.
+type bodyKind int
+
+const (
+	bodyNone bodyKind = iota
+	bodyObject
+	bodyPatch
+	bodyDeleteOptions
+)
+
+// responseKind is what a response body holds.
+type responseKind int
+
+const (
+	respObject responseKind = iota
+	respList
+	respStatus
+)
+
+// response is one documented status code.
+type response struct {
+	code        int
+	description string
+	kind        responseKind
+}
+
+// operation is one method on one path.
+type operation struct {
+	method string // lower-case HTTP method: get, post, put, patch, delete
+	// action is x-kubernetes-action: get, list, post, put, patch, delete,
+	// deletecollection.
+	action      string
+	id          string // operationId
+	description string
+	params      []queryParam
+	body        bodyKind
+	responses   []response
+}
+
+// route is one path of a resource and its operations.
+type route struct {
+	path string
+	// namespace and name say which path parameters the path has.
+	namespace, name bool
+	ops             []operation
+}
+
+// resourceRoutes lists info's paths and operations.
+func resourceRoutes(info *resource.Info) []route {
+	gv := "/apis/" + info.Group + "/" + info.Version
+	ns, nsWord := "", ""
+	var routes []route
+	if info.Namespaced {
+		ns, nsWord = "/namespaces/{namespace}", "Namespaced"
+		routes = append(routes, route{
+			path: gv + "/" + info.Plural,
+			ops: []operation{{
+				method: "get", action: "list",
+				id:          opID("list", info, "", "ForAllNamespaces"),
+				description: "list objects of kind " + info.Kind,
+				params:      listParams,
+				responses:   []response{{200, "OK", respList}},
+			}},
+		})
+	}
+	collection := gv + ns + "/" + info.Plural
+	object := collection + "/{name}"
+	routes = append(routes,
+		route{path: collection, namespace: info.Namespaced, ops: []operation{
+			{
+				method: "get", action: "list",
+				id:          opID("list", info, nsWord, ""),
+				description: "list objects of kind " + info.Kind,
+				params:      listParams,
+				responses:   []response{{200, "OK", respList}},
+			},
+			{
+				method: "post", action: "post",
+				id:          opID("create", info, nsWord, ""),
+				description: "create " + article(info.Kind) + " " + info.Kind,
+				params:      writeParams,
+				body:        bodyObject,
+				responses:   []response{{200, "OK", respObject}, {201, "Created", respObject}, {202, "Accepted", respObject}},
+			},
+			{
+				method: "delete", action: "deletecollection",
+				id:          opID("deletecollection", info, nsWord, ""),
+				description: "delete collection of " + info.Kind,
+				params:      deleteCollectionParams,
+				body:        bodyDeleteOptions,
+				responses:   []response{{200, "OK", respStatus}},
+			},
+		}},
+		route{path: object, namespace: info.Namespaced, name: true, ops: objectOps(info, nsWord, "")},
+	)
+	if info.HasStatus {
+		routes = append(routes, route{
+			path: object + "/" + statusSubresource, namespace: info.Namespaced, name: true,
+			ops: objectOps(info, nsWord, statusSubresource),
+		})
+	}
+	return routes
+}
+
+// objectOps are the operations on one object, or on its subresource sub.
+func objectOps(info *resource.Info, nsWord, sub string) []operation {
+	of := " the specified "
+	if sub != "" {
+		of = " " + sub + " of the specified "
+	}
+	suffix := ""
+	if sub != "" {
+		suffix = strings.ToUpper(sub[:1]) + sub[1:]
+	}
+	ops := []operation{
+		{
+			method: "get", action: "get",
+			id:          opID("read", info, nsWord, suffix),
+			description: "read" + of + info.Kind,
+			params:      getParams,
+			responses:   []response{{200, "OK", respObject}},
+		},
+		{
+			method: "put", action: "put",
+			id:          opID("replace", info, nsWord, suffix),
+			description: "replace" + of + info.Kind,
+			params:      writeParams,
+			body:        bodyObject,
+			responses:   []response{{200, "OK", respObject}, {201, "Created", respObject}},
+		},
+		{
+			method: "patch", action: "patch",
+			id:          opID("patch", info, nsWord, suffix),
+			description: "partially update" + of + info.Kind,
+			params:      patchParams,
+			body:        bodyPatch,
+			responses:   []response{{200, "OK", respObject}, {201, "Created", respObject}},
+		},
+	}
+	if sub == "" {
+		ops = append(ops, operation{
+			method: "delete", action: "delete",
+			id:          opID("delete", info, nsWord, ""),
+			description: "delete " + article(info.Kind) + " " + info.Kind,
+			params:      deleteParams,
+			body:        bodyDeleteOptions,
+			responses:   []response{{200, "OK", respStatus}, {202, "Accepted", respStatus}},
+		})
+	}
+	return ops
+}
+
+// opID builds an operationId unique within the server, in kube-apiserver's
+// style: verb, group and version camel-cased, scope, kind, suffix, e.g.
+// "patchExampleApiloomDevV1NamespacedDatabaseStatus".
+func opID(verb string, info *resource.Info, nsWord, suffix string) string {
+	return verb + camel(info.Group) + camel(info.Version) + nsWord + info.Kind + suffix
+}
+
+// tag groups operations by group-version, e.g. "exampleApiloomDev_v1".
+func tag(group, version string) string {
+	c := camel(group)
+	return strings.ToLower(c[:1]) + c[1:] + "_" + version
+}
+
+// camel drops every character that is not a letter or digit and upper-cases
+// the letter after each dropped one and the first: "example.apiloom.dev" ->
+// "ExampleApiloomDev".
+func camel(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// article is the indefinite article for an English noun.
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("AEIOUaeiou", rune(noun[0])) {
+		return "an"
+	}
+	return "a"
+}

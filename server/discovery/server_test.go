@@ -1,0 +1,285 @@
+package discovery_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/kube-openapi/pkg/common"
+
+	apidiscovery "github.com/apiloom/apiloom/server/discovery"
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+var testVersion = version.Info{
+	Major: "1", Minor: "37", GitVersion: "v1.37.0-apiloom", Compiler: "gc", Platform: "linux/amd64",
+}
+
+// testServer serves a discovery.Server over HTTP and records each request's
+// path, so tests can tell which discovery path a client took.
+type testServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	paths []string
+}
+
+func newTestServer(t *testing.T, infos []*resource.Info, defs common.GetOpenAPIDefinitions) *testServer {
+	t.Helper()
+	s, err := apidiscovery.New(infos, defs, testVersion)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	mux := http.NewServeMux()
+	s.Install(mux)
+	ts := &testServer{}
+	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts.mu.Lock()
+		ts.paths = append(ts.paths, r.URL.Path)
+		ts.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// requested returns the paths requested so far and forgets them.
+func (ts *testServer) requested() []string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	p := ts.paths
+	ts.paths = nil
+	return p
+}
+
+func (ts *testServer) config() *rest.Config { return &rest.Config{Host: ts.URL} }
+
+func (ts *testServer) discoveryClient(t *testing.T) *discovery.DiscoveryClient {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(ts.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc
+}
+
+// get performs a GET with the given Accept and If-None-Match headers.
+func (ts *testServer) get(t *testing.T, path, accept, ifNoneMatch string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", ifNoneMatch)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+// flatten renders discovery results as sorted lines, one per resource, so
+// the aggregated and legacy paths can be compared exactly. A subresource's
+// singular name is left out: kube-apiserver's legacy lists leave it empty,
+// and client-go fills in the parent's when it converts aggregated discovery.
+func flatten(lists []*metav1.APIResourceList) []string {
+	var out []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				r.SingularName = ""
+			}
+			verbs := slices.Clone(r.Verbs)
+			sort.Strings(verbs)
+			out = append(out, strings.Join([]string{
+				l.GroupVersion, r.Name, r.SingularName, r.Kind,
+				map[bool]string{true: "Namespaced", false: "Cluster"}[r.Namespaced],
+				strings.Join(verbs, ","), strings.Join(r.ShortNames, ","), strings.Join(r.Categories, ","),
+			}, " "))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var wantResources = []string{
+	"other.apiloom.dev/v1alpha1 things thing Thing Namespaced create,delete,deletecollection,get,list,patch,update,watch  ",
+	"test.apiloom.dev/v1 gadgets gadget Gadget Cluster create,delete,deletecollection,get,list,patch,update,watch gd ",
+	"test.apiloom.dev/v1 widgets widget Widget Namespaced create,delete,deletecollection,get,list,patch,update,watch wd all",
+	"test.apiloom.dev/v1 widgets/status  Widget Namespaced get,patch,update  ",
+	"test.apiloom.dev/v1beta1 widgets widget Widget Namespaced create,delete,deletecollection,get,list,patch,update,watch wd ",
+	"test.apiloom.dev/v1beta1 widgets/status  Widget Namespaced get,patch,update  ",
+}
+
+func TestDiscoveryClientAggregated(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	dc := ts.discoveryClient(t)
+
+	groups, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("ServerGroupsAndResources: %v", err)
+	}
+	if got, want := flatten(lists), wantResources; !slices.Equal(got, want) {
+		t.Errorf("resources:\n got %q\nwant %q", got, want)
+	}
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Name+"@"+g.PreferredVersion.Version)
+	}
+	if want := []string{"other.apiloom.dev@v1alpha1", "test.apiloom.dev@v1"}; !slices.Equal(names, want) {
+		t.Errorf("groups = %v, want %v", names, want)
+	}
+	// Aggregated discovery answers everything from /api and /apis; a
+	// legacy /api would make client-go fetch every group-version too.
+	if got := ts.requested(); !slices.Equal(got, []string{"/api", "/apis"}) {
+		t.Errorf("requested %v, want only /api and /apis", got)
+	}
+}
+
+func TestDiscoveryClientLegacy(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	dc := ts.discoveryClient(t).WithLegacy()
+
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("ServerGroupsAndResources: %v", err)
+	}
+	if got, want := flatten(lists), wantResources; !slices.Equal(got, want) {
+		t.Errorf("resources:\n got %q\nwant %q", got, want)
+	}
+	got := ts.requested()
+	sort.Strings(got)
+	want := []string{"/api", "/apis", "/apis/other.apiloom.dev/v1alpha1", "/apis/test.apiloom.dev/v1", "/apis/test.apiloom.dev/v1beta1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("requested %v, want %v", got, want)
+	}
+
+	// Legacy /api lists no versions: client-go turns that into a core
+	// group without versions, which nothing uses.
+	g, err := dc.ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range g.Groups {
+		if group.Name == "" && len(group.Versions) > 0 {
+			t.Errorf("core group has versions: %+v", group)
+		}
+	}
+
+	// The unused /apis/{group} is served too.
+	resp := ts.get(t, "/apis/"+group, "application/json", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /apis/%s: %s", group, resp.Status)
+	}
+}
+
+func TestRESTMapper(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	dc := ts.discoveryClient(t)
+	resources, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(resources), dc, nil)
+
+	widgets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	for _, name := range []string{"widgets", "widget", "wd", "Widget", "widgets." + group, "wd." + group} {
+		gvr, err := mapper.ResourceFor(schema.ParseGroupResource(name).WithVersion(""))
+		if err != nil || gvr != widgets {
+			t.Errorf("ResourceFor(%q) = %v, %v; want %v (the preferred version)", name, gvr, err, widgets)
+		}
+	}
+	gvk, err := mapper.KindFor(schema.GroupVersionResource{Resource: "gd"})
+	if err != nil || gvk != (schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Gadget"}) {
+		t.Errorf("KindFor(gd) = %v, %v", gvk, err)
+	}
+	m, err := mapper.RESTMapping(schema.GroupKind{Group: group, Kind: "Gadget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Resource.Resource != "gadgets" || m.Scope.Name() != "root" {
+		t.Errorf("Gadget mapping = %v scope %s, want gadgets, root", m.Resource, m.Scope.Name())
+	}
+	m, err = mapper.RESTMapping(schema.GroupKind{Group: group, Kind: "Widget"}, "v1beta1")
+	if err != nil || m.Resource.Version != "v1beta1" || m.Scope.Name() != "namespace" {
+		t.Errorf("Widget v1beta1 mapping = %+v, %v", m, err)
+	}
+
+	all, ok := restmapper.NewDiscoveryCategoryExpander(dc).Expand("all")
+	if !ok || !slices.Equal(all, []schema.GroupResource{{Group: group, Resource: "widgets"}}) {
+		t.Errorf(`Expand("all") = %v, %v`, all, ok)
+	}
+}
+
+func TestServerVersion(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	got, err := ts.discoveryClient(t).ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got != testVersion {
+		t.Errorf("ServerVersion = %+v, want %+v", *got, testVersion)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	mutate := func(f func(*resource.Info)) []*resource.Info {
+		w := widgetV1()
+		f(w)
+		return []*resource.Info{w}
+	}
+	tests := []struct {
+		name  string
+		infos []*resource.Info
+		defs  common.GetOpenAPIDefinitions
+		want  error
+	}{
+		{"nil info", []*resource.Info{nil}, testDefinitions, apidiscovery.ErrInvalidResource},
+		{"core group", mutate(func(i *resource.Info) { i.Group = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
+		{"no version", mutate(func(i *resource.Info) { i.Version = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
+		{"no plural", mutate(func(i *resource.Info) { i.Plural = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
+		{"no list kind", mutate(func(i *resource.Info) { i.ListKind = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
+		{"duplicate plural", []*resource.Info{widgetV1(), widgetV1()}, testDefinitions, apidiscovery.ErrInvalidResource},
+		{"duplicate kind", []*resource.Info{widgetV1(), mutate(func(i *resource.Info) { i.Plural = "widgetz" })[0]}, testDefinitions, apidiscovery.ErrInvalidResource},
+		{"no definitions", testInfos(), nil, apidiscovery.ErrMissingDefinition},
+		{"unknown kind", mutate(func(i *resource.Info) { i.OpenAPIName = pkgV1 + ".Nope" }), testDefinitions, apidiscovery.ErrMissingDefinition},
+		{"missing dependency", testInfos(), func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+			defs := testDefinitions(ref)
+			delete(defs, conditionKey)
+			return defs
+		}, apidiscovery.ErrMissingDefinition},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := apidiscovery.New(tt.infos, tt.defs, testVersion)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("New = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNoResources(t *testing.T) {
+	ts := newTestServer(t, nil, testDefinitions)
+	_, lists, err := ts.discoveryClient(t).ServerGroupsAndResources()
+	if err != nil || len(lists) != 0 {
+		t.Fatalf("ServerGroupsAndResources = %v, %v; want nothing", lists, err)
+	}
+}
