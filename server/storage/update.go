@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// conflictDetail is apiserver's message for an optimistic-concurrency
+// failure; clients and people recognise it.
+const conflictDetail = "the object has been modified; please apply your changes to the latest version and try again"
+
+// GuaranteedUpdate implements Interface. Each attempt reads the object,
+// checks pre, lets tryUpdate change a copy, and writes it in a transaction
+// that succeeds only if the object's mod revision is still the one read;
+// when it is not, the transaction returns the fresh object and the next
+// attempt starts from it. It retries until it writes, tryUpdate fails, a
+// precondition or the resourceVersion check fails, or ctx ends.
+//
+// An update that leaves the stored bytes unchanged is not written: the
+// current object is returned with its resourceVersion unchanged, and
+// watchers see no event (as kube-apiserver does).
+func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (O, error) {
+	var zero O
+	if !validKey(key, s.namespaced) {
+		return zero, invalidKey(key)
+	}
+	full := s.prefix + key
+	resp, err := s.kv.Get(ctx, full)
+	if err != nil {
+		return zero, etcdError("get", key, err)
+	}
+	kvs := resp.Kvs
+	for {
+		if err := ctx.Err(); err != nil {
+			return zero, err
+		}
+		if len(kvs) == 0 {
+			return zero, &Error{Err: ErrNotFound, Key: key}
+		}
+		kv := kvs[0]
+		cur, err := s.codec.decode(kv.Value, kv.ModRevision, key)
+		if err != nil {
+			return zero, err
+		}
+		if err := checkPreconditions(key, pre, cur); err != nil {
+			return zero, err
+		}
+		updated, err := tryUpdate(copyOf(cur))
+		if err != nil {
+			return zero, err
+		}
+		if rv := updated.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+			asked, _ := ParseResourceVersion(rv)
+			return zero, &Error{Err: ErrConflict, Key: key, ResourceVersion: asked, CurrentRevision: kv.ModRevision, Detail: conflictDetail}
+		}
+		data, err := s.codec.encode(updated)
+		if err != nil {
+			return zero, err
+		}
+		if bytes.Equal(data, kv.Value) {
+			return cur, nil
+		}
+		txn, err := s.kv.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(full), "=", kv.ModRevision)).
+			Then(clientv3.OpPut(full, string(data))).
+			Else(clientv3.OpGet(full)).
+			Commit()
+		if err != nil {
+			return zero, etcdError("update", key, err)
+		}
+		if txn.Succeeded {
+			s.codec.stamp(updated, txn.Header.Revision)
+			return updated, nil
+		}
+		kvs = elseKVs(txn)
+	}
+}
+
+// elseKVs returns what the Else branch's single Get read.
+func elseKVs(txn *clientv3.TxnResponse) []*mvccpb.KeyValue {
+	if len(txn.Responses) == 0 {
+		return nil
+	}
+	return txn.Responses[0].GetResponseRange().GetKvs()
+}
+
+// checkPreconditions returns an *Error wrapping ErrPrecondition if obj does
+// not satisfy pre. The details repeat apiserver's wording.
+func checkPreconditions[O resource.Object](key string, pre *Preconditions, obj O) error {
+	if pre == nil {
+		return nil
+	}
+	if pre.UID != nil && *pre.UID != string(obj.GetUID()) {
+		return &Error{Err: ErrPrecondition, Key: key, Detail: fmt.Sprintf(
+			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, obj.GetUID())}
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != obj.GetResourceVersion() {
+		return &Error{Err: ErrPrecondition, Key: key, Detail: fmt.Sprintf(
+			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, obj.GetResourceVersion())}
+	}
+	return nil
+}

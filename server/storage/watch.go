@@ -1,0 +1,300 @@
+package storage
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Watch implements Interface with one etcd watch per call, owned by one
+// goroutine that decodes and filters events into the watcher's queue.
+//
+// Where the stream starts:
+//   - SendInitialEvents unset and RV "" or "0", or SendInitialEvents=true:
+//     a synthetic ADDED per matching object at the current revision S
+//     (ErrTooLargeResourceVersion if RV is above S), then, for watch-list
+//     with AllowBookmarks, a BOOKMARK at S annotated
+//     k8s.io/initial-events-end, then every change after S.
+//   - SendInitialEvents=false and RV "" or "0": every change after the
+//     current revision.
+//   - RV N otherwise: every change after N; if N has been compacted, Next
+//     returns an *Error wrapping ErrExpired.
+//
+// With AllowBookmarks, etcd's progress notifications (periodic, or asked
+// for with RequestProgress) become BOOKMARK events. A consumer that leaves
+// more than the queue limit of events unread ends the watch with
+// ErrExpired; no event is ever dropped.
+//
+// The watch lives until Stop is called or ctx ends.
+func (s *Store[O]) Watch(ctx context.Context, opts ListOptions) (Watcher[O], error) {
+	rangePrefix := s.prefix
+	if s.namespaced && opts.Namespace != "" {
+		if !validSegment(opts.Namespace) {
+			return nil, &Error{Err: ErrInvalidKey, Key: opts.Namespace, Detail: "invalid namespace"}
+		}
+		rangePrefix += opts.Namespace + "/"
+	}
+	rv, err := ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	sendInitial := rv == 0
+	if opts.SendInitialEvents != nil {
+		sendInitial = *opts.SendInitialEvents
+	}
+
+	// startRev is the revision the stream is consistent with before the
+	// first live event: the snapshot of the initial events, or RV.
+	startRev := rv
+	if sendInitial || rv == 0 {
+		cur, err := s.CurrentRevision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rv > cur {
+			return nil, &Error{Err: ErrTooLargeResourceVersion, ResourceVersion: rv, CurrentRevision: cur}
+		}
+		startRev = cur
+	}
+
+	wctx, cancel := context.WithCancel(watchContext(ctx))
+	w := &watcher[O]{
+		s:           s,
+		pred:        opts.Predicate,
+		bookmarks:   opts.AllowBookmarks,
+		sendInitial: sendInitial,
+		endBookmark: sendInitial && opts.SendInitialEvents != nil && opts.AllowBookmarks,
+		start:       rangePrefix,
+		end:         clientv3.GetPrefixRangeEnd(rangePrefix),
+		startRev:    startRev,
+		queue:       newEventQueue[O](s.cfg.watchQueueLimit),
+		cancel:      cancel,
+		done:        make(chan struct{}),
+	}
+	go w.run(wctx)
+	return w, nil
+}
+
+// watchContext marks ctx so that etcd ends watches on a member that lost
+// its leader instead of leaving them silently stale. Watch and
+// RequestProgress must use the same marking: the client groups watches
+// into gRPC streams by it, and a progress request reaches only its stream.
+func watchContext(ctx context.Context) context.Context {
+	return clientv3.WithRequireLeader(ctx)
+}
+
+// watcher is one Watch: a producer goroutine (run) and the consumer's
+// Next/Stop, joined by queue.
+type watcher[O resource.Object] struct {
+	// Immutable after Watch.
+	s           *Store[O]
+	pred        Predicate
+	bookmarks   bool   // turn progress notifications into BOOKMARKs
+	sendInitial bool   // ADDED for the state at startRev first
+	endBookmark bool   // then the initial-events-end BOOKMARK
+	start, end  string // the watched key range
+	startRev    int64
+	queue       *eventQueue[O]
+	cancel      context.CancelFunc // ends run and the etcd watch
+	done        chan struct{}      // closed when run has returned
+
+	stopped atomic.Bool // Stop was called: the stream ends with io.EOF
+}
+
+// Next implements Watcher.
+func (w *watcher[O]) Next(ctx context.Context, buf []Event[O]) ([]Event[O], error) {
+	return w.queue.next(ctx, buf)
+}
+
+// Stop implements Watcher: it ends the etcd watch and waits for the
+// producer goroutine to exit.
+func (w *watcher[O]) Stop() {
+	w.stopped.Store(true)
+	w.cancel()
+	<-w.done
+}
+
+// run is the watch's goroutine. It owns the etcd watch and is the only
+// writer of the queue.
+func (w *watcher[O]) run(ctx context.Context) {
+	defer close(w.done)
+	defer w.cancel()
+	err := w.produce(ctx)
+	if ctx.Err() != nil {
+		err = ctx.Err()
+		if w.stopped.Load() {
+			err = io.EOF
+		}
+	}
+	w.queue.close(err)
+}
+
+// produce sends the initial events if asked, then streams etcd's events
+// until the watch ends, returning why it ended.
+func (w *watcher[O]) produce(ctx context.Context) error {
+	if w.sendInitial {
+		if err := w.sync(ctx); err != nil {
+			return err
+		}
+	}
+	if w.endBookmark {
+		obj := w.s.codec.empty(w.startRev)
+		obj.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		if err := w.queue.push(ctx, Event[O]{Type: watch.Bookmark, Object: obj}); err != nil {
+			return err
+		}
+	}
+
+	wch := w.s.watcher.Watch(ctx, w.start,
+		clientv3.WithRange(w.end),
+		clientv3.WithRev(w.startRev+1),
+		clientv3.WithPrevKV(),
+		clientv3.WithProgressNotify())
+	lastRev := w.startRev
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			if isCompacted(err) {
+				return &Error{Err: ErrExpired, ResourceVersion: lastRev, CurrentRevision: resp.CompactRevision}
+			}
+			return etcdError("watch", "", err)
+		}
+		if resp.IsProgressNotify() {
+			// A progress notification promises that every event up to its
+			// revision has been delivered; it never goes backwards, but
+			// check rather than send a bookmark that would.
+			if rev := resp.Header.Revision; w.bookmarks && rev >= lastRev {
+				lastRev = rev
+				if !w.queue.tryPush(Event[O]{Type: watch.Bookmark, Object: w.s.codec.empty(rev)}) {
+					return w.fellBehind(rev)
+				}
+			}
+			continue
+		}
+		for _, ev := range resp.Events {
+			e, ok, err := w.convert(ev)
+			if err != nil {
+				return err
+			}
+			lastRev = ev.Kv.ModRevision
+			if ok && !w.queue.tryPush(e) {
+				return w.fellBehind(lastRev)
+			}
+		}
+	}
+	return io.EOF // the client closed
+}
+
+func (w *watcher[O]) fellBehind(rev int64) error {
+	return &Error{Err: ErrExpired, ResourceVersion: rev, Detail: "the watcher fell too far behind"}
+}
+
+// sync queues an ADDED event for every matching object at startRev,
+// reading etcd in pages and waiting for the consumer when the queue is full.
+func (w *watcher[O]) sync(ctx context.Context) error {
+	start := w.start
+	for {
+		resp, err := w.s.kv.Get(ctx, start,
+			clientv3.WithRange(w.end),
+			clientv3.WithRev(w.startRev),
+			clientv3.WithLimit(w.s.cfg.syncPageSize))
+		if err != nil {
+			if isCompacted(err) {
+				return &Error{Err: ErrExpired, ResourceVersion: w.startRev}
+			}
+			return etcdError("list", "", err)
+		}
+		for _, kv := range resp.Kvs {
+			obj, err := w.s.codec.decode(kv.Value, kv.ModRevision, w.s.relKey(kv.Key))
+			if err != nil {
+				return err
+			}
+			if !w.s.matches(w.pred, obj) {
+				continue
+			}
+			if err := w.queue.push(ctx, Event[O]{Type: watch.Added, Object: obj}); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// convert turns one etcd event into the watch event the predicate calls
+// for, if any. Objects carry the event's revision: for DELETED, the state
+// before the change with the deletion (or modification) revision.
+func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool, error) {
+	key := w.s.relKey(ev.Kv.Key)
+	rev := ev.Kv.ModRevision
+	none := Event[O]{}
+
+	if ev.Type == clientv3.EventTypeDelete {
+		prev, err := w.previous(ev, key, rev)
+		if err != nil || !w.s.matches(w.pred, prev) {
+			return none, false, err
+		}
+		return Event[O]{Type: watch.Deleted, Object: prev}, true, nil
+	}
+
+	cur, err := w.s.codec.decode(ev.Kv.Value, rev, key)
+	if err != nil {
+		return none, false, err
+	}
+	curOK := w.s.matches(w.pred, cur)
+	if ev.IsCreate() {
+		if !curOK {
+			return none, false, nil
+		}
+		return Event[O]{Type: watch.Added, Object: cur}, true, nil
+	}
+	if w.pred.Empty() {
+		return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+	}
+	if ev.PrevKv == nil {
+		// The previous state is unknown; a DELETED for an object the
+		// client never had is harmless, a stale object left behind is not.
+		if curOK {
+			return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+		}
+		return Event[O]{Type: watch.Deleted, Object: cur}, true, nil
+	}
+	prev, err := w.previous(ev, key, rev)
+	if err != nil {
+		return none, false, err
+	}
+	switch prevOK := w.s.matches(w.pred, prev); {
+	case curOK && prevOK:
+		return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+	case curOK:
+		return Event[O]{Type: watch.Added, Object: cur}, true, nil
+	case prevOK:
+		return Event[O]{Type: watch.Deleted, Object: prev}, true, nil
+	default:
+		return none, false, nil
+	}
+}
+
+// previous decodes the state before ev, stamped with ev's revision. If etcd
+// sent no previous value it is an empty object named after the key.
+func (w *watcher[O]) previous(ev *clientv3.Event, key string, rev int64) (O, error) {
+	if ev.PrevKv != nil {
+		return w.s.codec.decode(ev.PrevKv.Value, rev, key)
+	}
+	obj := w.s.codec.empty(rev)
+	if ns, name, ok := strings.Cut(key, "/"); ok {
+		obj.SetNamespace(ns)
+		obj.SetName(name)
+	} else {
+		obj.SetName(key)
+	}
+	return obj, nil
+}
