@@ -1,0 +1,65 @@
+package wire
+
+import (
+	"encoding/json"
+	"io"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// EncodeObject returns obj as JSON with kind and apiVersion set to gvk.
+//
+// obj itself is never modified: objects handed out by the watch cache are
+// shared by every reader, so when obj does not already carry gvk the type
+// meta is set on a shallow copy. The output matches what apimachinery's JSON
+// serializer writes (HTML-escaped, fields in declaration order) without the
+// trailing newline.
+func EncodeObject(obj runtime.Object, gvk schema.GroupVersionKind) ([]byte, error) {
+	return json.Marshal(withKind(obj, gvk))
+}
+
+// ObjectWriter streams objects to one writer, each with kind and apiVersion
+// set, reusing encoding/json's pooled buffers instead of returning a fresh
+// slice per object. Each object is followed by a newline, which is JSON
+// whitespace and so harmless inside an enclosing array. It is what the list
+// handler uses to write items without building the whole list in memory.
+type ObjectWriter struct {
+	enc *json.Encoder
+	gvk schema.GroupVersionKind
+}
+
+// NewObjectWriter returns an ObjectWriter that writes to w.
+func NewObjectWriter(w io.Writer, gvk schema.GroupVersionKind) *ObjectWriter {
+	return &ObjectWriter{enc: json.NewEncoder(w), gvk: gvk}
+}
+
+// Write encodes obj to the writer.
+func (o *ObjectWriter) Write(obj runtime.Object) error {
+	return o.enc.Encode(withKind(obj, o.gvk))
+}
+
+// withKind returns obj if it already carries gvk, and otherwise a copy of it
+// that does. The copy is shallow when obj is a pointer to a struct whose
+// kind lives in an embedded metav1.TypeMeta (maps and slices stay shared,
+// which is fine for encoding) and deep otherwise: an Unstructured, say,
+// keeps its kind in a map that a shallow copy would share.
+func withKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	if obj.GetObjectKind().GroupVersionKind() == gvk {
+		return obj
+	}
+	v := reflect.ValueOf(obj)
+	if _, typed := obj.GetObjectKind().(*metav1.TypeMeta); typed && v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		cp := reflect.New(v.Elem().Type())
+		cp.Elem().Set(v.Elem())
+		if c, ok := cp.Interface().(runtime.Object); ok {
+			c.GetObjectKind().SetGroupVersionKind(gvk)
+			return c
+		}
+	}
+	c := obj.DeepCopyObject()
+	c.GetObjectKind().SetGroupVersionKind(gvk)
+	return c
+}
