@@ -155,7 +155,7 @@ func findJSONMember(t *types.Type, name, base string) (string, *types.Type, []st
 		}
 		return access, typ, checks, nil
 	}
-	return "", nil, nil, fmt.Errorf("%w: %s has no field with JSON name %q", errUnsupportedField, t.Name, name)
+	return "", nil, nil, fmt.Errorf("%w: %s has no field with JSON name %q", errUnsupportedField, t.Name.Name, name)
 }
 
 // jsonName returns the member's JSON name ("" for an untagged embedded

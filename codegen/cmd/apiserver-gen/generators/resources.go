@@ -91,7 +91,7 @@ const (
 func $.fieldsFunc$(o *$.type|raw$) $.Set|raw$ {
 	f := $.ObjectFields|raw$(o, $.namespaced$)
 `
-	fieldEntryTemplate      = `	f[$.key$] = $.value$
+	fieldEntryTemplate = `	f[$.key$] = $.value$
 `
 	fieldsFuncCloseTemplate = `	return f
 }
