@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -281,5 +282,60 @@ func TestNoResources(t *testing.T) {
 	_, lists, err := ts.discoveryClient(t).ServerGroupsAndResources()
 	if err != nil || len(lists) != 0 {
 		t.Fatalf("ServerGroupsAndResources = %v, %v; want nothing", lists, err)
+	}
+}
+
+func TestHTTPCachingAndNegotiation(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	const v2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+	for _, path := range []string{"/api", "/apis", "/apis/" + group, "/apis/" + group + "/v1", "/version", "/openapi/v3", "/openapi/v2"} {
+		resp := ts.get(t, path, "", "")
+		etag := resp.Header.Get("ETag")
+		if resp.StatusCode != http.StatusOK || etag == "" || resp.Header.Get("Vary") != "Accept" {
+			t.Fatalf("GET %s: %s, ETag %q, Vary %q", path, resp.Status, etag, resp.Header.Get("Vary"))
+		}
+		if resp := ts.get(t, path, "", etag); resp.StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s If-None-Match %s: %s, want 304", path, etag, resp.Status)
+		}
+	}
+
+	// The representations of /apis have their own ETags.
+	legacy, aggregated := ts.get(t, "/apis", "application/json", ""), ts.get(t, "/apis", v2, "")
+	if aggregated.Header.Get("Content-Type") != v2 || legacy.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("Content-Type: aggregated %q, legacy %q", aggregated.Header.Get("Content-Type"), legacy.Header.Get("Content-Type"))
+	}
+	if legacy.Header.Get("ETag") == aggregated.Header.Get("ETag") {
+		t.Error("legacy and aggregated /apis share an ETag")
+	}
+	if resp := ts.get(t, "/apis", v2, legacy.Header.Get("ETag")); resp.StatusCode != http.StatusOK {
+		t.Errorf("aggregated /apis with the legacy ETag: %s, want 200", resp.Status)
+	}
+
+	// Errors are Status objects.
+	for path, code := range map[string]int{"/apis/nope": http.StatusNotFound, "/apis/" + group + "/v9": http.StatusNotFound} {
+		resp := ts.get(t, path, "", "")
+		var status metav1.Status
+		if err := json.NewDecoder(resp.Body).Decode(&status); err != nil || resp.StatusCode != code || int(status.Code) != code || status.Reason != metav1.StatusReasonNotFound {
+			t.Errorf("GET %s: %s %+v %v", path, resp.Status, status, err)
+		}
+	}
+	if resp := ts.get(t, "/apis", "application/vnd.kubernetes.protobuf", ""); resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("GET /apis as protobuf only: %s, want 406", resp.Status)
+	}
+	if resp := ts.get(t, "/version", "text/html", ""); resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("GET /version as HTML: %s, want 406", resp.Status)
+	}
+}
+
+// TestDeterministic: replicas serving the same resources must agree on every
+// byte and hash, or clients would chase OpenAPI redirects between them.
+func TestDeterministic(t *testing.T) {
+	infos := testInfos()
+	a, b := newTestServer(t, infos, testDefinitions), newTestServer(t, []*resource.Info{infos[3], infos[2], infos[1], infos[0]}, testDefinitions)
+	for _, path := range []string{"/apis", "/openapi/v3", "/openapi/v2", "/openapi/v3/apis/" + group + "/v1"} {
+		if ea, eb := a.get(t, path, "", "").Header.Get("ETag"), b.get(t, path, "", "").Header.Get("ETag"); ea != eb {
+			t.Errorf("%s: ETag %s vs %s", path, ea, eb)
+		}
 	}
 }
