@@ -1,0 +1,213 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// errClosed ends reads waiting on a cache that is closing.
+var errClosed = errors.New("cache: closed")
+
+// Cache is the watch cache of one resource. It implements
+// storage.Interface on top of a Source and is safe for concurrent use.
+// Objects it returns are shared with other callers and must not be
+// modified.
+type Cache[O resource.Object] struct {
+	// Immutable after New.
+	def     *resource.Definition[O]
+	src     Source[O]
+	cfg     config
+	gvk     schema.GroupVersionKind
+	metrics *metrics
+	stop    context.CancelFunc // ends the goroutines started by New
+	wg      sync.WaitGroup     // the goroutines started by New
+	done    chan struct{}      // closed by Close once they have returned
+	ready   chan struct{}      // closed when the first list is in
+
+	// mu guards the state. The ingest goroutine is its only writer and
+	// reads it without mu. Readers that need tree, rev and hist to agree
+	// hold mu for reading; rev alone may be loaded atomically.
+	mu   sync.RWMutex
+	tree *tree[O]
+	rev  atomic.Int64 // everything up to rev is applied
+	gen  uint64       // bumped by each relist after the first
+	hist *history[O]
+	// snap is a clone of tree at snapRev and snapGen, shared by lists
+	// until the state moves on. Any goroutine may replace it, holding mu
+	// for writing.
+	snap    *tree[O]
+	snapRev int64
+	snapGen uint64
+
+	// wmu guards the wake-up channels: each is closed, and replaced, to
+	// wake everyone waiting on it. wmu is never held together with mu.
+	wmu     sync.Mutex
+	wakeAll chan struct{}            // any event
+	wakeNS  map[string]chan struct{} // an event in one namespace
+	revUp   chan struct{}            // rev moved (events or progress)
+	tickCh  chan struct{}            // a bookmark tick
+
+	ticks atomic.Uint64 // bookmark ticks so far
+
+	// Progress requests: readers waiting for a revision raise want and
+	// kick the progress goroutine, which asks the source for progress
+	// until rev reaches want or wantUntil (unix ns) passes.
+	want      atomic.Int64
+	wantUntil atomic.Int64
+	kick      chan struct{}
+
+	bookmark, endBookmark atomic.Pointer[bookmarkEvent[O]]
+}
+
+// New starts the cache of def's resource on src. It lists and watches src
+// in the background; until the first list is in, reads and watches go to
+// src. Close stops it.
+func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...Option) (*Cache[O], error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if def == nil || def.New == nil || def.Fields == nil {
+		return nil, errors.New("cache: incomplete resource definition")
+	}
+	if src == nil {
+		return nil, errors.New("cache: nil source")
+	}
+	m, err := newMetrics(cfg.registerer, def.GroupResource().String())
+	if err != nil {
+		return nil, fmt.Errorf("cache: register metrics: %w", err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c := &Cache[O]{
+		def:     def,
+		src:     src,
+		cfg:     cfg,
+		gvk:     def.GroupVersionKind(),
+		metrics: m,
+		stop:    stop,
+		done:    make(chan struct{}),
+		ready:   make(chan struct{}),
+		tree:    newTree[O](),
+		hist:    newHistory[O](cfg.window, 0),
+		wakeAll: make(chan struct{}),
+		wakeNS:  make(map[string]chan struct{}),
+		revUp:   make(chan struct{}),
+		tickCh:  make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+	}
+	c.wg.Add(3)
+	go func() { defer c.wg.Done(); c.ingest(ctx) }()
+	go func() { defer c.wg.Done(); c.tickBookmarks(ctx) }()
+	go func() { defer c.wg.Done(); c.requestProgress(ctx) }()
+	return c, nil
+}
+
+var _ storage.Interface[resource.Object] = (*Cache[resource.Object])(nil)
+
+// Close stops the cache and waits for its goroutines. Watchers end with
+// io.EOF; reads still in flight may fail. Safe to call twice.
+func (c *Cache[O]) Close() {
+	c.stop()
+	c.wg.Wait()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+}
+
+// Ready reports whether the cache holds its first list and serves reads.
+func (c *Cache[O]) Ready() bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitReady blocks until the cache is ready, ctx ends or the cache closes.
+func (c *Cache[O]) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return errClosed
+	}
+}
+
+// Revision is the revision the cache has caught up with.
+func (c *Cache[O]) Revision() int64 { return c.rev.Load() }
+
+// Create implements storage.Interface by passing through to the source.
+func (c *Cache[O]) Create(ctx context.Context, key string, obj O) (O, error) {
+	return c.src.Create(ctx, key, obj)
+}
+
+// GuaranteedUpdate implements storage.Interface by passing through to the
+// source.
+func (c *Cache[O]) GuaranteedUpdate(ctx context.Context, key string, pre *storage.Preconditions, tryUpdate func(current O) (O, error)) (O, error) {
+	return c.src.GuaranteedUpdate(ctx, key, pre, tryUpdate)
+}
+
+// Delete implements storage.Interface by passing through to the source.
+func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Preconditions) (O, error) {
+	return c.src.Delete(ctx, key, pre)
+}
+
+// currentView returns the state at the cache's revision, with the
+// history's position and generation at that revision.
+func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {
+	c.mu.RLock()
+	if c.snap != nil && c.snapRev == c.rev.Load() && c.snapGen == c.gen {
+		v, seq, gen = view[O]{tree: c.snap, rev: c.snapRev}, c.hist.next, c.gen
+		c.mu.RUnlock()
+		return v, seq, gen
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return view[O]{tree: c.snapshotLocked(), rev: c.rev.Load()}, c.hist.next, c.gen
+}
+
+// viewAt returns the state at rev if the history reaches back to it:
+// hist.start <= rev <= the cache's revision.
+func (c *Cache[O]) viewAt(rev int64) (view[O], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev < c.hist.start || rev > c.rev.Load() {
+		return view[O]{}, false
+	}
+	v := view[O]{tree: c.snapshotLocked(), rev: rev}
+	var undo []*event[O]
+	for seq := c.hist.seqAfter(rev); seq < c.hist.next; seq++ {
+		undo = append(undo, c.hist.at(seq))
+	}
+	v.undoEvents(undo)
+	return v, true
+}
+
+// snapshotLocked returns an immutable clone of the tree at the cache's
+// revision, reusing the last one if nothing changed. c.mu must be held
+// for writing: cloning touches the tree.
+func (c *Cache[O]) snapshotLocked() *tree[O] {
+	if c.snap == nil || c.snapRev != c.rev.Load() || c.snapGen != c.gen {
+		c.snap, c.snapRev, c.snapGen = c.tree.Clone(), c.rev.Load(), c.gen
+	}
+	return c.snap
+}

@@ -1,0 +1,59 @@
+package cache
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// event is one change in the history, encoded once and shared by every
+// watcher that receives it.
+type event[O resource.Object] struct {
+	typ watch.EventType // ADDED, MODIFIED or DELETED
+	rev int64           // the etcd revision of the change
+	key string
+	ns  string
+	// cur is the state after the change (nil for DELETED), prev the state
+	// before it (nil for ADDED). Selectors are matched against both, and
+	// lists at older revisions undo the change by restoring prev.
+	cur, prev *item[O]
+	// obj and frame are what a watcher that sees the event as typ gets:
+	// cur for ADDED and MODIFIED; for DELETED the last state carrying the
+	// deletion revision.
+	obj   O
+	frame []byte
+
+	leaveOnce sync.Once
+	leave     storage.Event[O] // see leaving
+}
+
+// primary is the event as it happened.
+func (e *event[O]) primary() storage.Event[O] {
+	return storage.Event[O]{Type: e.typ, Object: e.obj, Frame: e.frame}
+}
+
+// entering is a MODIFIED event as seen by a watcher whose selector the
+// object has just entered: an ADDED of the new state.
+func (e *event[O]) entering() storage.Event[O] {
+	return storage.Event[O]{Type: watch.Added, Object: e.cur.obj, Frame: e.cur.addedFrame()}
+}
+
+// leaving is a MODIFIED event as seen by a watcher whose selector the
+// object has just left: a DELETED of the previous state, carrying the
+// event's revision (as the store sends it). It is built once, on first use.
+func (e *event[O]) leaving() storage.Event[O] {
+	e.leaveOnce.Do(func() {
+		obj := e.prev.obj.DeepCopyObject().(O)
+		obj.SetResourceVersion(storage.FormatResourceVersion(e.rev))
+		e.leave = storage.Event[O]{Type: watch.Deleted, Object: obj}
+		if raw, err := encodeObject(obj); err == nil {
+			// On the impossible failure (prev encoded fine once) the
+			// handler encodes Object itself.
+			e.leave.Frame, _ = newFrame(watch.Deleted, raw)
+		}
+	})
+	return e.leave
+}

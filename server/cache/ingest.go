@@ -1,0 +1,238 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+const (
+	// Backoff between failed attempts to list or watch the source.
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// ingest is the cache's one writer. It lists the source, then follows one
+// source watch from the list's revision, applying each event. When the
+// watch breaks it watches again from the cache's revision, so nothing is
+// lost; when that revision is gone from etcd (ErrExpired), it lists again.
+func (c *Cache[O]) ingest(ctx context.Context) {
+	backoff := minBackoff
+	listed := false
+	for ctx.Err() == nil {
+		var err error
+		if !listed {
+			if err = c.relist(ctx); err == nil {
+				listed = true
+				backoff = minBackoff
+			}
+		} else {
+			var progressed bool
+			progressed, err = c.follow(ctx)
+			if progressed {
+				backoff = minBackoff
+			}
+			if errors.Is(err, storage.ErrExpired) {
+				listed = false
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.cfg.log.Warn("watch cache: source failed; retrying", "resource", c.def.GroupResource().String(),
+				"revision", c.rev.Load(), "relist", !listed, "backoff", backoff, "err", err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// relist reads the whole resource from the source at one revision and
+// makes it the cache's state. The history restarts at that revision: a
+// watcher that had not reached it may have missed events and ends with
+// ErrExpired when it next reads.
+func (c *Cache[O]) relist(ctx context.Context) error {
+	next := newTree[O]()
+	opts := storage.ListOptions{Limit: c.cfg.listPageSize}
+	var rev int64
+	for {
+		list, err := c.src.GetList(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		rev = list.ResourceVersion
+		for _, obj := range list.Items {
+			it, err := c.newItem(obj, watch.Added)
+			if err != nil {
+				return err
+			}
+			next.ReplaceOrInsert(it)
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+
+	c.mu.Lock()
+	first := !c.Ready()
+	c.tree = next
+	c.rev.Store(rev)
+	if !first {
+		c.gen++
+		c.metrics.relists.Inc()
+	}
+	c.hist.reset(rev)
+	c.snap = nil
+	c.mu.Unlock()
+
+	if first {
+		close(c.ready)
+	}
+	c.wakeEveryone()
+	return nil
+}
+
+// follow watches the source from the cache's revision and applies what it
+// sends until the watch fails. It reports whether it applied anything.
+func (c *Cache[O]) follow(ctx context.Context) (progressed bool, err error) {
+	w, err := c.src.Watch(ctx, storage.ListOptions{
+		ResourceVersion: storage.FormatResourceVersion(c.rev.Load()),
+		AllowBookmarks:  true,
+	})
+	if err != nil {
+		return false, fmt.Errorf("watch: %w", err)
+	}
+	defer w.Stop()
+	var buf []storage.Event[O]
+	for {
+		buf, err = w.Next(ctx, buf[:0])
+		if len(buf) > 0 {
+			if aerr := c.apply(buf); aerr != nil {
+				return progressed, aerr
+			}
+			progressed = true
+			clear(buf) // let the objects go with the history
+		}
+		if err != nil {
+			return progressed, fmt.Errorf("watch: %w", err)
+		}
+	}
+}
+
+// apply adds a batch of source events to the state and history and wakes
+// the watchers they concern. Encoding happens outside mu, so readers wait
+// only for the few pointer updates.
+func (c *Cache[O]) apply(events []storage.Event[O]) error {
+	var touched []string // namespaces with events, for the wake-up
+	moved, anyEvent := false, false
+	for _, se := range events {
+		rev, err := storage.ParseResourceVersion(se.Object.GetResourceVersion())
+		if err != nil {
+			return fmt.Errorf("source event: %w", err)
+		}
+		if rev <= c.rev.Load() {
+			continue // nothing new; the source never repeats, but be safe
+		}
+		if se.Type == watch.Bookmark {
+			c.mu.Lock()
+			c.rev.Store(rev)
+			c.mu.Unlock()
+			moved = true
+			continue
+		}
+		e, err := c.newEvent(se, rev)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if e.cur != nil {
+			c.tree.ReplaceOrInsert(e.cur)
+		} else {
+			c.tree.Delete(e.prev)
+		}
+		c.hist.append(e)
+		c.rev.Store(rev)
+		c.mu.Unlock()
+		moved, anyEvent = true, true
+		if len(touched) == 0 || touched[len(touched)-1] != e.ns {
+			touched = append(touched, e.ns)
+		}
+	}
+	if moved {
+		c.wake(touched, anyEvent)
+	}
+	return nil
+}
+
+// newEvent turns a source event at rev into a history event, encoding it.
+// Only the ingest goroutine calls it: it reads the tree without mu.
+func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
+	key := c.keyOf(se.Object)
+	e := &event[O]{typ: se.Type, rev: rev, key: key, ns: c.nsOf(se.Object)}
+	if prev, ok := c.tree.Get(&item[O]{key: key}); ok {
+		e.prev = prev
+	}
+	switch se.Type {
+	case watch.Added, watch.Modified:
+		cur, err := c.newItem(se.Object, se.Type)
+		if err != nil {
+			return nil, err
+		}
+		e.cur, e.obj, e.frame = cur, cur.obj, cur.frame
+	case watch.Deleted:
+		del, err := c.newItem(se.Object, watch.Deleted)
+		if err != nil {
+			return nil, err
+		}
+		e.obj, e.frame = del.obj, del.frame
+		if e.prev == nil {
+			// Not in the state: the source and the cache disagree. Keep
+			// the deleted state for selectors rather than drop the event.
+			e.prev = del
+		}
+	default:
+		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)
+	}
+	return e, nil
+}
+
+// newItem encodes obj, which the cache now owns, as a frame of type typ.
+func (c *Cache[O]) newItem(obj O, typ watch.EventType) (*item[O], error) {
+	obj.GetObjectKind().SetGroupVersionKind(c.gvk)
+	raw, err := encodeObject(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cache: encode %s %s: %w", c.gvk.Kind, c.keyOf(obj), err)
+	}
+	it := &item[O]{
+		key:       c.keyOf(obj),
+		ns:        c.nsOf(obj),
+		obj:       obj,
+		labels:    obj.GetLabels(),
+		fields:    c.def.Fields(obj),
+		frameType: typ,
+	}
+	it.frame, it.raw = newFrame(typ, raw)
+	return it, nil
+}
+
+func (c *Cache[O]) nsOf(obj O) string {
+	if !c.def.Namespaced {
+		return ""
+	}
+	return obj.GetNamespace()
+}
+
+func (c *Cache[O]) keyOf(obj O) string { return storage.Key(c.nsOf(obj), obj.GetName()) }

@@ -1,0 +1,77 @@
+package cache
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// item is one version of one object: the decoded object, its encoding,
+// and what selectors test, all computed once when the version enters the
+// cache. Items are shared by the state, the history, lists and watchers and
+// never change, except for the ADDED frame built on first use.
+type item[O resource.Object] struct {
+	key string // storage key: "namespace/name", or "name" if cluster-scoped
+	ns  string
+	obj O // read-only
+	// labels and fields are what label and field selectors match.
+	labels labels.Set
+	fields fields.Set
+	// frame is the watch frame of the event that made this version, of
+	// type frameType (ADDED or MODIFIED; ADDED for listed objects), and raw
+	// the object's JSON inside it.
+	frame     []byte
+	frameType watch.EventType
+	raw       []byte
+
+	addedOnce sync.Once
+	added     []byte // the ADDED frame when frameType is MODIFIED
+}
+
+// addedFrame is the frame that announces this version as ADDED: the
+// initial events of a watch, and a MODIFIED event for a watcher whose
+// selector the object has just entered.
+func (it *item[O]) addedFrame() []byte {
+	if it.frameType == watch.Added {
+		return it.frame
+	}
+	it.addedOnce.Do(func() { it.added, _ = newFrame(watch.Added, it.raw) })
+	return it.added
+}
+
+// matcher is a watcher's or list's filter: namespace, labels and fields.
+// The zero matcher matches everything.
+type matcher struct {
+	ns    string // "" is every namespace
+	label labels.Selector
+	field fields.Selector
+}
+
+// newMatcher drops empty selectors, so that the common unfiltered case
+// costs one comparison.
+func newMatcher(ns string, label labels.Selector, field fields.Selector) matcher {
+	m := matcher{ns: ns}
+	if label != nil && !label.Empty() {
+		m.label = label
+	}
+	if field != nil && !field.Empty() {
+		m.field = field
+	}
+	return m
+}
+
+// selective reports whether the matcher has a label or field selector.
+func (m *matcher) selective() bool { return m.label != nil || m.field != nil }
+
+// matches reports whether it passes m's label and field selectors; the
+// namespace is checked by the caller, once per event.
+func matches[O resource.Object](m *matcher, it *item[O]) bool {
+	if m.label != nil && !m.label.Matches(it.labels) {
+		return false
+	}
+	return m.field == nil || m.field.Matches(it.fields)
+}

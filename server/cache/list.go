@@ -1,0 +1,158 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// Get implements storage.Interface. RV "" (a consistent read of one key)
+// goes to the source: one quorum read there costs what learning the
+// revision would. RV "0" is answered from memory, RV N once the cache has
+// reached N (ErrTooLargeResourceVersion if it does not in time). A key the
+// cache does not hold is asked of the source, which tells a missing key
+// from an invalid one.
+func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions) (O, error) {
+	var zero O
+	if !c.Ready() || opts.ResourceVersion == "" {
+		return c.src.Get(ctx, key, opts)
+	}
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return zero, err
+	}
+	if err := c.reach(ctx, rv); err != nil {
+		return zero, c.waitError(err, rv)
+	}
+	c.mu.RLock()
+	it, ok := c.tree.Get(&item[O]{key: key})
+	c.mu.RUnlock()
+	if !ok {
+		return c.src.Get(ctx, key, opts)
+	}
+	return it.obj, nil
+}
+
+// GetList implements storage.Interface with the store's semantics (see
+// storage.Store.GetList), from memory where it can:
+//
+//   - RV "" learns etcd's revision and waits for the cache to reach it;
+//     if that takes longer than the wait timeout the source answers.
+//   - RV "0" is the cache's state; RV N (NotOlderThan) waits for N.
+//   - Exact N, and continue tokens, are answered from a snapshot
+//     reconstructed from the history when N is inside the window, and by
+//     the source otherwise.
+//
+// Pages and their continue tokens are the store's: either implementation
+// continues the other's lists.
+func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
+	if !c.Ready() || !plainNamespace(opts.Namespace) {
+		return c.src.GetList(ctx, opts)
+	}
+	if opts.Continue != "" {
+		return c.listContinue(ctx, opts)
+	}
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	m := c.matcherFor(opts)
+	switch match := opts.ResourceVersionMatch; {
+	case match == metav1.ResourceVersionMatchExact || (match == "" && opts.Limit > 0 && rv > 0):
+		if rv == 0 {
+			break // invalid; the source says why
+		}
+		if err := c.reach(ctx, rv); err != nil {
+			if errors.Is(err, errWaitTimeout) {
+				break
+			}
+			return nil, err
+		}
+		if v, ok := c.viewAt(rv); ok {
+			return page(v, &m, opts.Limit, ""), nil
+		}
+	case match == "" || match == metav1.ResourceVersionMatchNotOlderThan:
+		if opts.ResourceVersion == "" {
+			if err := c.waitConsistent(ctx); errors.Is(err, errWaitTimeout) {
+				break
+			} else if err != nil {
+				return nil, err
+			}
+		} else if err := c.reach(ctx, rv); err != nil {
+			return nil, c.waitError(err, rv)
+		}
+		v, _, _ := c.currentView()
+		return page(v, &m, opts.Limit, ""), nil
+	}
+	return c.src.GetList(ctx, opts)
+}
+
+// listContinue serves the next page of a list from the snapshot at the
+// token's revision if the history reaches back to it, and passes the
+// request to the source otherwise (including every invalid request, so
+// that the errors are the store's).
+func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return c.src.GetList(ctx, opts)
+	}
+	start, rev, err := storage.DecodeContinue(opts.Continue)
+	if err != nil || rev <= 0 {
+		return c.src.GetList(ctx, opts)
+	}
+	m := c.matcherFor(opts)
+	r := namespaceRange(m.ns)
+	if !strings.HasPrefix(start, r.from) || (!c.def.Namespaced && strings.Contains(start, "/")) {
+		return c.src.GetList(ctx, opts)
+	}
+	v, ok := c.viewAt(rev)
+	if !ok {
+		return c.src.GetList(ctx, opts)
+	}
+	return page(v, &m, opts.Limit, start), nil
+}
+
+// page lists the items of v that m matches, from the key start on, at most
+// limit of them if limit > 0. Like the store, it sets a continue token
+// when the page is full and more keys follow (matching or not), and the
+// number of keys left when there is no selector.
+func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *storage.List[O] {
+	r := namespaceRange(m.ns)
+	if start > r.from {
+		r.from = start
+	}
+	var items []O
+	if limit > 0 {
+		items = make([]O, 0, min(limit, 1024))
+	}
+	var lastKey string
+	more := false
+	v.ascend(r, func(it *item[O]) bool {
+		if limit > 0 && int64(len(items)) >= limit {
+			more = true
+			return false
+		}
+		lastKey = it.key
+		if matches(m, it) {
+			items = append(items, it.obj)
+		}
+		return true
+	})
+	if items == nil {
+		items = []O{}
+	}
+	list := &storage.List[O]{Items: items, ResourceVersion: v.rev}
+	if more {
+		list.Continue = storage.ContinueAfter(lastKey, v.rev)
+		if !m.selective() {
+			var n int64
+			v.ascend(keyRange{from: lastKey + "\x00", to: r.to}, func(*item[O]) bool { n++; return true })
+			list.RemainingItemCount = &n
+		}
+	}
+	return list
+}

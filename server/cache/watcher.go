@@ -1,0 +1,193 @@
+package cache
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// watcher is one watch on the cache: a cursor into the history and a
+// filter. It owns no goroutine and no queue; the caller's goroutine moves
+// the cursor in Next.
+type watcher[O resource.Object] struct {
+	// Immutable after Watch.
+	c         *Cache[O]
+	m         matcher
+	bookmarks bool
+	done      chan struct{} // closed by Stop
+	stopOnce  sync.Once
+
+	// Owned by the goroutine that calls Next.
+	seq      uint64 // the next history event to look at
+	gen      uint64 // the cache generation seq belongs to
+	progress int64  // every event up to progress has been looked at
+	sent     int64  // the revision the client last heard of
+	ticks    uint64 // the bookmark tick last served
+	// pending are the initial events still to send, then, if endPending,
+	// the BOOKMARK at endRev that ends them.
+	pending    []*item[O]
+	endPending bool
+	endRev     int64
+	err        error // the error that ended the watch; sticky
+}
+
+func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
+	c.metrics.watchers.Inc()
+	return &watcher[O]{c: c, m: m, bookmarks: bookmarks, done: make(chan struct{}), ticks: c.ticks.Load()}
+}
+
+// Next implements storage.Watcher. It returns every event available to the
+// watcher, up to maxBatch, blocking until there is at least one.
+func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storage.Event[O], error) {
+	for {
+		if w.err != nil {
+			return buf, w.err
+		}
+		events, tick := w.c.watchChans(w.m.ns, w.bookmarks)
+		n := len(buf)
+		buf = w.collect(buf)
+		if len(buf) > n {
+			w.c.metrics.dispatched.Add(float64(len(buf) - n))
+			return buf, nil
+		}
+		if w.err != nil {
+			return buf, w.err
+		}
+		select {
+		case <-events:
+		case <-tick:
+		case <-ctx.Done():
+			return buf, ctx.Err()
+		case <-w.done:
+			w.end(io.EOF)
+		case <-w.c.done:
+			w.end(io.EOF)
+		}
+	}
+}
+
+// Stop implements storage.Watcher.
+func (w *watcher[O]) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.done)
+		w.c.metrics.watchers.Dec()
+	})
+}
+
+// end records why the watch ended and lets go of what it held.
+func (w *watcher[O]) end(err error) {
+	w.err = err
+	w.pending = nil
+	w.endPending = false
+}
+
+// collect appends to buf what the watcher has to send now: initial events,
+// then history events past its cursor that pass its filter, then a
+// bookmark if a tick passed and the client is behind the revision.
+func (w *watcher[O]) collect(buf []storage.Event[O]) []storage.Event[O] {
+	select {
+	case <-w.done:
+		w.end(io.EOF)
+		return buf
+	default:
+	}
+	budget := w.c.cfg.maxBatch
+	for len(w.pending) > 0 && budget > 0 {
+		it := w.pending[0]
+		w.pending[0] = nil
+		w.pending = w.pending[1:]
+		buf = append(buf, storage.Event[O]{Type: watch.Added, Object: it.obj, Frame: it.addedFrame()})
+		budget--
+	}
+	if len(w.pending) > 0 {
+		return buf
+	}
+	w.pending = nil
+	if w.endPending {
+		buf = append(buf, w.c.bookmarkAt(w.endRev, true))
+		w.endPending = false
+		budget--
+	}
+
+	c := w.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	h := c.hist
+	if w.gen != c.gen || w.seq < h.first {
+		// Events the cursor needed left the window, or a relist replaced
+		// it. Resume only if none of them was still due.
+		if w.progress < h.start {
+			c.metrics.expired.Inc()
+			w.end(&storage.Error{Err: storage.ErrExpired, ResourceVersion: w.progress, CurrentRevision: h.start,
+				Detail: "the watcher fell behind the watch cache's window"})
+			return buf
+		}
+		w.gen, w.seq = c.gen, h.seqAfter(w.progress)
+	}
+	for ; w.seq < h.next && budget > 0; w.seq++ {
+		e := h.at(w.seq)
+		if e.rev <= w.progress {
+			continue
+		}
+		w.progress = e.rev
+		if ev, ok := w.translate(e); ok {
+			buf = append(buf, ev)
+			w.sent = e.rev
+			budget--
+		}
+	}
+	if w.seq < h.next {
+		return buf
+	}
+	// Caught up: nothing in the window is due up to the cache's revision.
+	w.progress = max(w.progress, c.rev.Load())
+	if w.bookmarks {
+		if t := c.ticks.Load(); t != w.ticks {
+			w.ticks = t
+			if w.progress > w.sent {
+				buf = append(buf, c.bookmarkAt(w.progress, false))
+				w.sent = w.progress
+			}
+		}
+	}
+	return buf
+}
+
+// translate returns e as this watcher sees it, if at all. A MODIFIED that
+// takes the object into the watcher's selector is an ADDED, one that takes
+// it out a DELETED, as the store does; all variants are shared encodings.
+func (w *watcher[O]) translate(e *event[O]) (storage.Event[O], bool) {
+	if w.m.ns != "" && e.ns != w.m.ns {
+		return storage.Event[O]{}, false
+	}
+	if !w.m.selective() {
+		return e.primary(), true
+	}
+	switch e.typ {
+	case watch.Added:
+		if matches(&w.m, e.cur) {
+			return e.primary(), true
+		}
+	case watch.Deleted:
+		if matches(&w.m, e.prev) {
+			return e.primary(), true
+		}
+	case watch.Modified:
+		now := matches(&w.m, e.cur)
+		before := e.prev != nil && matches(&w.m, e.prev)
+		switch {
+		case now && before:
+			return e.primary(), true
+		case now:
+			return e.entering(), true
+		case before:
+			return e.leaving(), true
+		}
+	}
+	return storage.Event[O]{}, false
+}
