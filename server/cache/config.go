@@ -29,7 +29,7 @@ type config struct {
 	// listPageSize is the page size of the cache's own (re)lists.
 	listPageSize int64
 	// maxBatch caps the events one Next call returns.
-	maxBatch int
+	maxBatch   int
 	registerer prometheus.Registerer
 	log        *slog.Logger
 	// newTicker starts the bookmark ticker; tests replace it to tick by

@@ -2,12 +2,12 @@
 // current by a single watch on the etcd store, that serves the same
 // storage.Interface as the store so handlers cannot tell the two apart.
 //
-//	            writes (Create, GuaranteedUpdate, Delete) ──► Source (etcd store)
-//	                                                              │ one Watch from the list revision
-//	                                                              ▼
-//	  Get/GetList ◄── state: btree of items by key ◄── ingest (one goroutine: encode once, apply)
-//	                                                              │
-//	  Watch ──► watcher = cursor ──reads──► history: ring of events addressed by sequence/revision
+//	          writes (Create, GuaranteedUpdate, Delete) ──► Source (etcd store)
+//	                                                            │ one Watch from the list revision
+//	                                                            ▼
+//	Get/GetList ◄── state: btree of items by key ◄── ingest (one goroutine: encode once, apply)
+//	                                                            │
+//	Watch ──► watcher = cursor ──reads──► history: ring of events addressed by sequence/revision
 //
 // Every event is encoded once, by the ingest goroutine, into its watch-frame
 // bytes (storage.Event.Frame). Those bytes, and the decoded object, are
