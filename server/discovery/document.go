@@ -57,8 +57,9 @@ const (
 	// with If-None-Match before using it: discovery, /version and the
 	// unhashed OpenAPI URLs.
 	revalidate cachePolicy = "public, no-cache"
-	// immutable is for URLs that name the content (?hash=): they never change.
-	immutable cachePolicy = "public, immutable"
+	// immutable is for URLs that name their content (?hash=): they never
+	// change, so caches may keep them for the longest time HTTP allows.
+	immutable cachePolicy = "public, max-age=31536000, immutable"
 )
 
 // serve writes d, or 304 Not Modified when the client already holds it.
@@ -75,6 +76,7 @@ func (d *document) serve(w http.ResponseWriter, r *http.Request, cache cachePoli
 	}
 	h.Set("Content-Type", d.contentType)
 	h.Set("Content-Length", strconv.Itoa(len(d.body)))
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(d.body)

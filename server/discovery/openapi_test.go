@@ -261,7 +261,7 @@ func TestOpenAPIV3Index(t *testing.T) {
 	// The hashed URL is immutable and its ETag is the hash; a stale hash
 	// redirects to the current one; an unknown group-version is 404.
 	resp = ts.get(t, u, "application/json", "")
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "public, immutable" || resp.Header.Get("ETag") != `"`+hash+`"` {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" || resp.Header.Get("ETag") != `"`+hash+`"` {
 		t.Errorf("GET %s: %s, Cache-Control %q, ETag %q", u, resp.Status, resp.Header.Get("Cache-Control"), resp.Header.Get("ETag"))
 	}
 	resp = ts.get(t, path+"?hash=0123", "application/json", "")

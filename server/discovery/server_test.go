@@ -311,6 +311,13 @@ func TestHTTPCachingAndNegotiation(t *testing.T) {
 	if resp := ts.get(t, "/apis", v2, legacy.Header.Get("ETag")); resp.StatusCode != http.StatusOK {
 		t.Errorf("aggregated /apis with the legacy ETag: %s, want 200", resp.Status)
 	}
+	const v2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+	beta := ts.get(t, "/apis", v2beta1+",application/json", "")
+	var list metav1.TypeMeta
+	if err := json.NewDecoder(beta.Body).Decode(&list); err != nil || beta.Header.Get("Content-Type") != v2beta1 ||
+		list.APIVersion != "apidiscovery.k8s.io/v2beta1" || list.Kind != "APIGroupDiscoveryList" {
+		t.Errorf("/apis as v2beta1: %q %+v %v", beta.Header.Get("Content-Type"), list, err)
+	}
 
 	// Errors are Status objects.
 	for path, code := range map[string]int{"/apis/nope": http.StatusNotFound, "/apis/" + group + "/v9": http.StatusNotFound} {
