@@ -119,7 +119,7 @@ func componentSchemasV3(defs common.GetOpenAPIDefinitions, namer *schemaNamer, v
 		GetDefinitionName: namer.definitionName,
 	}, keys...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMissingDefinition, v.gv, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrMissingDefinition, v.gv, err)
 	}
 	for _, info := range v.resources {
 		decorateKind(schemas[schemaName(info.OpenAPIName)], info)
@@ -141,7 +141,7 @@ func definitionsV2(defs common.GetOpenAPIDefinitions, namer *schemaNamer, groups
 		GetDefinitionName: namer.definitionName,
 	}, keys...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMissingDefinition, err)
+		return nil, fmt.Errorf("%w: %w", ErrMissingDefinition, err)
 	}
 	for _, g := range groups {
 		for _, v := range g.versions {
