@@ -50,16 +50,6 @@ type Compactor struct {
 // CompactorOption configures a Compactor.
 type CompactorOption func(*Compactor)
 
-// WithCompactInterval sets the interval (default DefaultCompactInterval).
-// d <= 0 keeps the default.
-func WithCompactInterval(d time.Duration) CompactorOption {
-	return func(c *Compactor) {
-		if d > 0 {
-			c.interval = d
-		}
-	}
-}
-
 // WithCompactKey sets the coordination key (default DefaultCompactKey).
 func WithCompactKey(key string) CompactorOption {
 	return func(c *Compactor) {
@@ -69,24 +59,21 @@ func WithCompactKey(key string) CompactorOption {
 	}
 }
 
-// WithCompactLogger sets where failed compactions are reported (default
-// slog.Default()).
-func WithCompactLogger(l *slog.Logger) CompactorOption {
-	return func(c *Compactor) {
-		if l != nil {
-			c.log = l
-		}
+// NewCompactor returns a compactor for client's etcd that compacts every
+// interval (DefaultCompactInterval if interval <= 0) and reports failed
+// compactions to log (slog.Default() if nil). It does nothing until Run.
+func NewCompactor(client *clientv3.Client, interval time.Duration, log *slog.Logger, opts ...CompactorOption) *Compactor {
+	if interval <= 0 {
+		interval = DefaultCompactInterval
 	}
-}
-
-// NewCompactor returns a compactor for client's etcd. It does nothing until
-// Run.
-func NewCompactor(client *clientv3.Client, opts ...CompactorOption) *Compactor {
+	if log == nil {
+		log = slog.Default()
+	}
 	c := &Compactor{
 		kv:       client.KV,
-		interval: DefaultCompactInterval,
+		interval: interval,
 		key:      DefaultCompactKey,
-		log:      slog.Default(),
+		log:      log,
 		after:    time.After,
 	}
 	for _, o := range opts {
@@ -95,16 +82,15 @@ func NewCompactor(client *clientv3.Client, opts ...CompactorOption) *Compactor {
 	return c
 }
 
-// Run compacts every interval until ctx ends, then returns nil. The first
-// compaction happens two intervals after Run starts: the first tick only
-// records the revision to compact. A failed step is logged and retried at
-// the next tick.
-func (c *Compactor) Run(ctx context.Context) error {
+// Run compacts every interval until ctx ends. The first compaction happens
+// two intervals after Run starts: the first tick only records the revision
+// to compact. A failed step is logged and retried at the next tick.
+func (c *Compactor) Run(ctx context.Context) {
 	for {
 		select {
 		case <-c.after(c.interval):
 		case <-ctx.Done():
-			return nil
+			return
 		}
 		if _, err := c.step(ctx); err != nil && ctx.Err() == nil {
 			c.log.Error("etcd compaction failed", "key", c.key, "error", err)

@@ -96,6 +96,18 @@ type env struct {
 
 func newEnv(t *testing.T, root *clientv3.Client, cfg Config, keyspace string) *env {
 	t.Helper()
+	c := NewClient(t, root, keyspace)
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	t.Cleanup(cancel)
+	return &env{t: t, ctx: ctx, client: c, store: cfg.NewStore(t, c), cfg: cfg}
+}
+
+// NewClient returns a new client to root's etcd whose KV, Watcher and Lease
+// see only keys under keyspace (e.g. "/t1"), so tests sharing one etcd do
+// not see each other's objects. The revision counter and compaction are
+// shared. The client is closed when t ends.
+func NewClient(t testing.TB, root *clientv3.Client, keyspace string) *clientv3.Client {
+	t.Helper()
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   root.Endpoints(),
 		DialTimeout: 10 * time.Second,
@@ -108,10 +120,7 @@ func newEnv(t *testing.T, root *clientv3.Client, cfg Config, keyspace string) *e
 	c.Watcher = namespace.NewWatcher(c.Watcher, keyspace)
 	c.Lease = namespace.NewLease(c.Lease, keyspace)
 	t.Cleanup(func() { _ = c.Close() })
-
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	t.Cleanup(cancel)
-	return &env{t: t, ctx: ctx, client: c, store: cfg.NewStore(t, c), cfg: cfg}
+	return c
 }
 
 // rev is etcd's current revision, read with a quorum.
