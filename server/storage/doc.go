@@ -4,4 +4,15 @@
 //
 // Interface is the contract shared with the watch cache (server/cache); the
 // conformance suite in storagetest runs against both.
+//
+// Store (store.go, update.go, delete.go, list.go, watch.go) implements
+// Interface on etcd. Objects are stored as JSON with kind and apiVersion and
+// without resourceVersion, at ResourcePrefix(root, info) + Key(ns, name).
+// Every write is a transaction conditioned on the revision the writer read,
+// so replicas sharing one etcd never lose each other's writes. Each Watch
+// owns one goroutine that reads one etcd watch into a bounded queue
+// (queue.go); a consumer that falls too far behind gets ErrExpired, never a
+// gap. Continue tokens (continue.go) use kube-apiserver's format and are
+// shared with the cache. Compactor (compact.go) removes old history once
+// per interval across replicas.
 package storage

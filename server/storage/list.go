@@ -45,7 +45,9 @@ var errRestartList = errors.New("storage: list revision compacted mid-list")
 //     ahead of etcd.
 //   - Continue resumes at the token's revision and key; RV must be "" or
 //     "0". If the revision was compacted the error carries a fresh token
-//     that continues at the latest revision from the same key.
+//     that continues at the latest revision from the same key. A token
+//     resumes only a list of the namespace it came from; in another it is
+//     ErrInvalidContinue.
 //
 // With a limit, a page holds at most Limit items. With a selector, etcd is
 // read in growing chunks until Limit objects match or the range ends, so a
