@@ -1,39 +1,32 @@
 package cache
 
 import (
-	"encoding/json"
+	"bytes"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/wire"
 )
 
-// encodeObject is an object's JSON. Objects in the cache carry kind and
-// apiVersion (the store stamps them and ingest makes sure), so the bytes
-// are what the wire needs.
+// encodeObject is an object's JSON as the wire carries it. Every object
+// the cache holds or builds carries its kind and apiVersion already (the
+// store stamps them, ingest makes sure), so no copy is made for them.
 func encodeObject(obj runtime.Object) ([]byte, error) {
-	return json.Marshal(obj)
+	return wire.EncodeObject(obj, obj.GetObjectKind().GroupVersionKind())
 }
 
-// appendFrame appends one watch frame, `{"type":T,"object":O}` and a
-// newline, to dst. Event types are fixed ASCII words, so they need no
-// escaping.
-func appendFrame(dst []byte, typ watch.EventType, objJSON []byte) []byte {
-	dst = append(dst, `{"type":"`...)
-	dst = append(dst, typ...)
-	dst = append(dst, `","object":`...)
-	dst = append(dst, objJSON...)
-	return append(dst, "}\n"...)
-}
-
-// frameSize is the length of the frame appendFrame builds.
-func frameSize(typ watch.EventType, objJSON []byte) int {
-	return len(`{"type":"","object":}`) + len(typ) + len(objJSON) + 1
-}
-
-// newFrame builds a frame of its exact size and returns it with the
-// object's JSON as a sub-slice of it, so that holding both costs one copy.
+// newFrame builds the watch frame of an event of type typ carrying the
+// object encoded as objJSON, at its exact size, and returns it with the
+// object's JSON as a sub-slice of it, so that keeping both costs one copy.
 func newFrame(typ watch.EventType, objJSON []byte) (frame, obj []byte) {
-	frame = appendFrame(make([]byte, 0, frameSize(typ, objJSON)), typ, objJSON)
-	start := len(frame) - len(objJSON) - len("}\n")
-	return frame, frame[start : start+len(objJSON) : start+len(objJSON)]
+	t := string(typ)
+	frame = wire.AppendWatchFrame(make([]byte, 0, wire.WatchFrameSize(t, objJSON)), t, objJSON)
+	// The object ends the frame but for its closing "}\n".
+	end := len(frame) - len("}\n")
+	start := end - len(objJSON)
+	if start < 0 || !bytes.Equal(frame[start:end], objJSON) {
+		return frame, objJSON
+	}
+	return frame, frame[start:end:end]
 }
