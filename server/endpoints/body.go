@@ -1,0 +1,159 @@
+package endpoints
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	jsoniter "github.com/json-iterator/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// maxBodyBytes is the largest request body accepted, kube-apiserver's
+// default (--max-request-bytes for resources is 3 MiB); more is 413.
+const maxBodyBytes = 3 << 20
+
+// readBody reads the request body, at most maxBodyBytes of it. A larger
+// body is a *http.MaxBytesError, which toStatus turns into 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, err
+		}
+		return nil, apierrors.NewBadRequest("cannot read request body: " + err.Error())
+	}
+	return body, nil
+}
+
+// bodyJSON returns the request body as JSON: JSON as it is, YAML converted.
+// Other content types are 415. strict makes YAML duplicate keys an error,
+// as kube-apiserver's strict YAML decoding does.
+func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return body, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
+	}
+	switch mt {
+	case mediaJSON:
+		return body, nil
+	case mediaYAML:
+		conv := yaml.YAMLToJSON
+		if strict {
+			conv = yaml.YAMLToJSONStrict
+		}
+		data, err := conv(body)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
+		}
+		return data, nil
+	default:
+		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
+	}
+}
+
+// decoded is a request object and the warnings its decoding produced.
+type decoded[O runtime.Object] struct {
+	obj      O
+	warnings []string
+}
+
+// decodeObject decodes a create or update body into a new object of the
+// resource, applying fieldValidation: Strict rejects unknown and duplicate
+// fields (400, "strict decoding error: unknown field ..."), Warn turns them
+// into warnings, Ignore drops them. The body's kind and apiVersion, when
+// present, must be the resource's (400 otherwise).
+func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
+	var out decoded[O]
+	data, err := bodyJSON(r, body, opts.strict())
+	if err != nil {
+		return out, err
+	}
+	obj := h.def.New()
+	strictErrs, err := wire.Decoder{Strict: opts.strict()}.Decode(data, obj)
+	if err != nil {
+		return out, h.decodeError(data, err)
+	}
+	if len(strictErrs) > 0 {
+		if opts.fieldValidation == metav1.FieldValidationStrict {
+			return out, h.decodeError(data, runtime.NewStrictDecodingError(strictErrs))
+		}
+		for _, e := range strictErrs {
+			out.warnings = append(out.warnings, e.Error())
+		}
+	}
+	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+		return out, err
+	}
+	out.obj = obj
+	return out, nil
+}
+
+// checkKind rejects a body that names another kind or group/version.
+// Missing parts default to the resource's, as upstream.
+func (h *handler[O]) checkKind(gvk schema.GroupVersionKind) error {
+	if gvk.Kind != "" && gvk.Kind != h.gvk.Kind {
+		version := gvk.Version
+		if version == "" {
+			version = h.gvk.Version
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind (%s)",
+			gvk.Kind, version, h.gvk.Kind, gvk.Kind, h.gvk.Kind))
+	}
+	if gv := gvk.GroupVersion(); !gv.Empty() && gv != h.gvk.GroupVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gv, h.gvk.GroupVersion()))
+	}
+	return nil
+}
+
+// decodeError is the 400 for a body that does not decode, worded as
+// kube-apiserver words it: naming the kind the body claims, or quoting the
+// start of the body when it claims none.
+func (h *handler[O]) decodeError(data []byte, err error) error {
+	var tm metav1.TypeMeta
+	_ = jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(data, &tm) // best effort
+	if tm.Kind != "" {
+		version := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind).Version
+		if version == "" {
+			version = h.gvk.Version
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, h.gvk.Kind, err))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", h.gvk.Kind, err, summarize(data, 30)))
+}
+
+// summarize quotes the start of data for an error message: as text when it
+// looks like a JSON object, in hex otherwise.
+func summarize(data []byte, n int) string {
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > n {
+			return string(data[:n]) + " ..."
+		}
+		return string(data)
+	default:
+		if len(data) > n {
+			return hex.EncodeToString(data[:n]) + " ..."
+		}
+		return hex.EncodeToString(data)
+	}
+}

@@ -1,0 +1,74 @@
+package endpoints
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// create serves POST on a collection: 201 with the stored object. The name
+// comes from the body (or its generateName, retried with a fresh suffix when
+// taken), the namespace from the URL. dryRun=All checks everything,
+// including that the name is free, and stores nothing.
+func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := parseCreateOptions(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	in, err := h.decodeObject(r, body, opts)
+	if err != nil {
+		return err
+	}
+	obj := in.obj
+	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
+	if err := h.prepareCreate(obj, rt.namespace, time.Now()); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	var created O
+	for attempt := 1; ; attempt++ {
+		key := storage.Key(obj.GetNamespace(), obj.GetName())
+		if opts.dryRun {
+			created, err = obj, h.dryRunCreate(r, key)
+		} else {
+			created, err = h.store.Create(ctx, key, obj)
+		}
+		if !generated || !errors.Is(err, storage.ErrExists) || attempt == maxGenerateNameAttempts {
+			break
+		}
+		obj.SetName(generateName(obj.GetGenerateName()))
+	}
+	if generated && errors.Is(err, storage.ErrExists) {
+		return apierrors.NewGenerateNameConflict(h.gr, obj.GetName(), 1)
+	}
+	if err != nil {
+		return storageStatus(err, h.gr, obj.GetName(), verbOther)
+	}
+	return h.writeObject(w, r, out, http.StatusCreated, created, in.warnings)
+}
+
+// dryRunCreate checks that a create at key would not collide, as
+// kube-apiserver's dry-run storage does.
+func (h *handler[O]) dryRunCreate(r *http.Request, key string) error {
+	_, err := h.store.Get(r.Context(), key, storage.GetOptions{})
+	switch {
+	case err == nil:
+		return &storage.Error{Err: storage.ErrExists, Key: key}
+	case errors.Is(err, storage.ErrNotFound):
+		return nil
+	default:
+		return err
+	}
+}

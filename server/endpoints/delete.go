@@ -1,0 +1,207 @@
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// deleteCollectionPageSize is how many objects deletecollection reads per
+// page when the client sets no limit (kube-apiserver's value).
+const deleteCollectionPageSize = 10000
+
+// delete serves DELETE of one object: 200 with the object as it was
+// deleted (its resourceVersion is the deletion's revision). An object with
+// finalizers is only marked (deletionTimestamp) and returned; the update
+// that removes its last finalizer deletes it. DeleteOptions come from the
+// body or, without one, the query; preconditions that do not hold are 409.
+// Propagation policies are accepted and, without a garbage collector,
+// change nothing.
+func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := h.deleteOptions(w, r)
+	if err != nil {
+		return err
+	}
+	obj, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0)
+	if err != nil {
+		return storageStatus(err, h.gr, rt.name, verbOther)
+	}
+	return h.writeObject(w, r, out, http.StatusOK, obj, nil)
+}
+
+// deleteCollection serves DELETE on a collection: every object the list
+// options select is deleted as by delete, and the response is the list of
+// them. Objects that vanish meanwhile are skipped. Like kube-apiserver it
+// is not atomic: an error ends it with some objects deleted.
+func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, false)
+	if err != nil {
+		return err
+	}
+	if out.target != asObject {
+		return notAcceptableView("deletecollection responds with the deleted objects only")
+	}
+	lr, err := h.parseListOptions(r.URL.Query(), rt.namespace, "")
+	if err != nil {
+		return err
+	}
+	opts, err := h.deleteOptions(w, r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	pre, dryRun := preconditions(opts), len(opts.DryRun) > 0
+	paged := lr.opts.Limit > 0
+	if !paged {
+		lr.opts.Limit = deleteCollectionPageSize
+	}
+	var items []O
+	var listRV int64
+	for {
+		list, err := h.store.GetList(ctx, lr.opts)
+		if err != nil {
+			return storageStatus(err, h.gr, "", verbList)
+		}
+		if listRV == 0 {
+			listRV = list.ResourceVersion
+		}
+		for _, item := range list.Items {
+			key := storage.Key(item.GetNamespace(), item.GetName())
+			if _, err := h.deleteObject(ctx, key, pre, dryRun); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return storageStatus(err, h.gr, item.GetName(), verbOther)
+			}
+		}
+		items = append(items, list.Items...)
+		if paged || list.Continue == "" {
+			break
+		}
+		lr.opts.Continue, lr.opts.ResourceVersion, lr.opts.ResourceVersionMatch = list.Continue, "", ""
+	}
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(http.StatusOK)
+	lm := metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)}
+	if err := h.encodeList(w, items, lm, out, metav1.TableOptions{}); err != nil {
+		streamFailed(r, "deletecollection", err)
+	}
+	return nil
+}
+
+// deleteObject deletes the object at key, or marks it deleted when it has
+// finalizers. With dryRun it only checks and returns what would be.
+func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool) (O, error) {
+	var zero O
+	current, err := h.store.Get(ctx, key, storage.GetOptions{})
+	if err != nil {
+		return zero, err
+	}
+	if dryRun {
+		if err := checkPreconditions(key, pre, current); err != nil {
+			return zero, err
+		}
+		if len(current.GetFinalizers()) > 0 {
+			markDeleting(current, time.Now())
+		}
+		return current, nil
+	}
+	if len(current.GetFinalizers()) > 0 {
+		marked, err := h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
+			if len(cur.GetFinalizers()) == 0 {
+				return zero, errNoFinalizers
+			}
+			markDeleting(cur, time.Now())
+			return cur, nil
+		})
+		if !errors.Is(err, errNoFinalizers) {
+			return marked, err
+		}
+		// The finalizers went away meanwhile: delete now.
+	}
+	return h.store.Delete(ctx, key, pre)
+}
+
+// errNoFinalizers stops marking an object whose finalizers were removed
+// since it was read; it is deleted instead.
+var errNoFinalizers = errors.New("endpoints: no finalizers")
+
+// markDeleting records that obj's deletion was requested, as
+// kube-apiserver does for objects with finalizers: deletionTimestamp now
+// (kept if already set), a grace period of 0 and, the first time, the next
+// generation.
+func markDeleting(obj metav1.Object, now time.Time) {
+	if obj.GetDeletionTimestamp() == nil {
+		if obj.GetGeneration() > 0 {
+			obj.SetGeneration(obj.GetGeneration() + 1)
+		}
+		ts := metav1.NewTime(now.Truncate(time.Second))
+		obj.SetDeletionTimestamp(&ts)
+	}
+	var zero int64
+	obj.SetDeletionGracePeriodSeconds(&zero)
+}
+
+// deleteOptions reads DeleteOptions from the request body, decoded
+// leniently (kind DeleteOptions of any version, or none), or from the query
+// when there is no body, and validates them (422 Invalid).
+func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return metav1.DeleteOptions{}, err
+	}
+	var opts metav1.DeleteOptions
+	if len(body) > 0 {
+		data, err := bodyJSON(r, body, false)
+		if err != nil {
+			return opts, err
+		}
+		if _, err := (wire.Decoder{}).Decode(data, &opts); err != nil {
+			return opts, apierrors.NewBadRequest(err.Error())
+		}
+		if opts.Kind != "" && opts.Kind != "DeleteOptions" {
+			return opts, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+	} else if opts, err = deleteQueryOptions(r.URL.Query()); err != nil {
+		return opts, err
+	}
+	return opts, validateDeleteOptions(&opts)
+}
+
+// preconditions are the storage form of opts.Preconditions.
+func preconditions(opts metav1.DeleteOptions) *storage.Preconditions {
+	if opts.Preconditions == nil || (opts.Preconditions.UID == nil && opts.Preconditions.ResourceVersion == nil) {
+		return nil
+	}
+	pre := &storage.Preconditions{ResourceVersion: opts.Preconditions.ResourceVersion}
+	if opts.Preconditions.UID != nil {
+		uid := string(*opts.Preconditions.UID)
+		pre.UID = &uid
+	}
+	return pre
+}
+
+// checkPreconditions is storage's precondition check, for a dry run that
+// does not reach storage's write path.
+func checkPreconditions(key string, pre *storage.Preconditions, obj metav1.Object) error {
+	if pre == nil {
+		return nil
+	}
+	if pre.UID != nil && *pre.UID != string(obj.GetUID()) {
+		return &storage.Error{Err: storage.ErrPrecondition, Key: key,
+			Detail: "Precondition failed: UID in precondition: " + *pre.UID + ", UID in object meta: " + string(obj.GetUID())}
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != obj.GetResourceVersion() {
+		return &storage.Error{Err: storage.ErrPrecondition, Key: key,
+			Detail: "Precondition failed: ResourceVersion in precondition: " + *pre.ResourceVersion + ", ResourceVersion in object meta: " + obj.GetResourceVersion()}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Package endpoints serves the REST API of every resource: the verbs get,
+// list, watch, create, update, patch, delete and deletecollection on
+// /apis/{group}/{version}/[namespaces/{ns}/]{plural}[/{name}[/status]],
+// speaking kube-apiserver's wire protocol closely enough that client-go,
+// informers and kubectl cannot tell the difference (../shared/wire-contract.md).
+//
+// The package is generic and knows no concrete type. NewResource binds one
+// resource.Definition to a storage.Interface (the etcd store or the watch
+// cache); NewHandler routes requests to those resources. Each verb lives in
+// its own file (get.go, list.go, watch.go, create.go, update.go, patch.go,
+// delete.go); what they share is split by concern: the routes (router.go),
+// query options (options.go), request bodies (body.go), content negotiation
+// (negotiate.go), responses and Tables (response.go, table.go), the
+// metadata rules of writes (meta.go) and errors as metav1.Status
+// (status.go).
+//
+// Every failure a client can cause is answered with a metav1.Status
+// carrying the code and reason kube-apiserver would use, and never changes
+// what is stored. The bytes themselves (watch frames, object encoding,
+// strict body decoding) come from server/wire, which the watch cache shares.
+package endpoints

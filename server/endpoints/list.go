@@ -1,0 +1,137 @@
+package endpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// listOrWatch serves GET on a collection (and GET ?watch=true on a single
+// object, a watch of that one name).
+func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt route) error {
+	lr, err := h.parseListOptions(r.URL.Query(), rt.namespace, rt.name)
+	if err != nil {
+		return err
+	}
+	out, err := negotiate(r, lr.watch)
+	if err != nil {
+		return err
+	}
+	if lr.watch {
+		return h.watch(w, r, lr, out)
+	}
+	return h.list(w, r, lr, out)
+}
+
+// list serves a list. The items are encoded straight to the response one by
+// one, so a large list never exists as one buffer; only YAML, a rare
+// request, is built whole to be converted.
+func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
+	v := verbList
+	if lr.opts.Continue != "" {
+		v = verbContinue
+	}
+	list, err := h.store.GetList(r.Context(), lr.opts)
+	if err != nil {
+		return storageStatus(err, h.gr, "", v)
+	}
+	lm := metav1.ListMeta{
+		ResourceVersion:    storage.FormatResourceVersion(list.ResourceVersion),
+		Continue:           list.Continue,
+		RemainingItemCount: list.RemainingItemCount,
+	}
+
+	var tableOpts metav1.TableOptions
+	switch out.target {
+	case asTable:
+		if tableOpts, err = tableOptions(r.URL.Query()); err != nil {
+			return err
+		}
+	case asPartial:
+		return notAcceptableView("you requested PartialObjectMetadata, but the requested object is a list")
+	}
+
+	if out.enc == encYAML {
+		var buf bytes.Buffer
+		if err := h.encodeList(&buf, list.Items, lm, out, tableOpts); err != nil {
+			return err
+		}
+		data, err := yaml.JSONToYAML(buf.Bytes())
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", out.contentType())
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(data)
+		return nil
+	}
+	w.Header().Set("Content-Type", out.contentType())
+	w.WriteHeader(http.StatusOK)
+	if err := h.encodeList(w, list.Items, lm, out, tableOpts); err != nil {
+		streamFailed(r, "list", err)
+	}
+	return nil
+}
+
+// encodeList writes items as one JSON document in the negotiated view: the
+// resource's list kind, a Table, or a PartialObjectMetadataList.
+func (h *handler[O]) encodeList(w io.Writer, items []O, lm metav1.ListMeta, out output, tableOpts metav1.TableOptions) error {
+	if out.target == asTable {
+		t, err := h.table(items, tableOpts, out, true)
+		if err != nil {
+			return err
+		}
+		t.ListMeta = lm
+		data, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+
+	meta, err := json.Marshal(&lm)
+	if err != nil {
+		return err
+	}
+	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
+	if out.target == asPartialList {
+		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+	}
+	head := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, kind, apiVersion, meta)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	objects := wire.NewObjectWriter(w, h.gvk)
+	enc := json.NewEncoder(w)
+	for i, item := range items {
+		if i > 0 {
+			if _, err := w.Write(comma); err != nil {
+				return err
+			}
+		}
+		if out.target == asPartialList {
+			err = enc.Encode(partialObject(item, out))
+		} else {
+			err = objects.Write(item)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(listTail)
+	return err
+}
+
+var (
+	comma    = []byte(",")
+	listTail = []byte("]}\n")
+)

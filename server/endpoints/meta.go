@@ -1,0 +1,135 @@
+package endpoints
+
+import (
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The metadata rules of writes, as kube-apiserver applies them to custom
+// resources (rest.BeforeCreate/BeforeUpdate and the CRD strategy): the
+// server owns uid, creationTimestamp, generation and the deletion fields;
+// status is written only through /status when the resource has one.
+
+// metaPath is the field path of ObjectMeta in validation errors.
+var metaPath = field.NewPath("metadata")
+
+// ensureNamespace makes obj's namespace the request's: filled in when
+// unset, cleared for cluster-scoped resources, 400 on a mismatch.
+func (h *handler[O]) ensureNamespace(obj metav1.Object, namespace string) error {
+	switch ns := obj.GetNamespace(); {
+	case !h.def.Namespaced:
+		obj.SetNamespace("")
+	case ns == "":
+		obj.SetNamespace(namespace)
+	case ns != namespace:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// prepareCreate turns a decoded create body into the object to store. The
+// client's system fields and resourceVersion are dropped, the server's set
+// (uid, creationTimestamp in whole seconds, generation 1), status cleared
+// when it has its own subresource, and a name generated from generateName
+// if there is none. It then validates the metadata (422 Invalid).
+func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error {
+	if err := h.ensureNamespace(obj, namespace); err != nil {
+		return err
+	}
+	obj.SetResourceVersion("")
+	obj.SetSelfLink("")
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetManagedFields(nil) // server-side apply is not offered; nothing tracks them
+	obj.SetUID(types.UID(uuid.NewUUID()))
+	obj.SetCreationTimestamp(metav1.NewTime(now.Truncate(time.Second)))
+	obj.SetGeneration(1)
+	if h.def.HasStatus {
+		h.def.CopyStatus(obj, h.def.New())
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(generateName(obj.GetGenerateName()))
+	}
+	if errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath); len(errs) > 0 {
+		return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
+	}
+	return nil
+}
+
+// prepareUpdate turns the object a client sent (or a patch produced) into
+// the object to store over current, for a write to the main resource.
+//
+// The request must name current's resourceVersion: none is 422 (updates
+// are never unconditional), another one is 409 Conflict. The result keeps
+// current's uid when the client sent none, its creationTimestamp and
+// deletion fields and, with a status subresource, its status. Generation
+// moves on when anything but metadata (and status) changed. The metadata is
+// then validated, including the immutable fields (422 Invalid).
+func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
+	if err := h.checkResourceVersion(obj, current); err != nil {
+		return err
+	}
+	if err := h.ensureNamespace(obj, namespace); err != nil {
+		return err
+	}
+	if h.def.HasStatus {
+		h.def.CopyStatus(obj, current)
+	}
+	obj.SetGeneration(current.GetGeneration())
+	if !h.def.SpecEqual(obj, current) {
+		obj.SetGeneration(current.GetGeneration() + 1)
+	}
+	if obj.GetUID() == "" {
+		obj.SetUID(current.GetUID())
+	}
+	obj.SetCreationTimestamp(current.GetCreationTimestamp())
+	if current.GetDeletionTimestamp() != nil {
+		obj.SetDeletionTimestamp(current.GetDeletionTimestamp())
+	}
+	if current.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
+		obj.SetDeletionGracePeriodSeconds(current.GetDeletionGracePeriodSeconds())
+	}
+	obj.SetManagedFields(nil)
+	obj.SetSelfLink("")
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
+	}
+	return nil
+}
+
+// prepareStatusUpdate returns the object to store for a write to /status:
+// current with only its status taken from obj. The resourceVersion rules
+// are those of the main resource.
+func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
+	if err := h.checkResourceVersion(obj, current); err != nil {
+		var zero O
+		return zero, err
+	}
+	h.def.CopyStatus(current, obj)
+	return current, nil
+}
+
+// checkResourceVersion is the optimistic-concurrency check of an update:
+// obj must carry current's resourceVersion.
+func (h *handler[O]) checkResourceVersion(obj, current O) error {
+	switch rv := obj.GetResourceVersion(); {
+	case rv == "":
+		// Upstream names the resource, not the kind, here.
+		qualified := schema.GroupKind{Group: h.gr.Group, Kind: h.gr.Resource}
+		return apierrors.NewInvalid(qualified, current.GetName(), field.ErrorList{
+			field.Invalid(metaPath.Child("resourceVersion"), 0, "must be specified for an update"),
+		})
+	case rv != current.GetResourceVersion():
+		return apierrors.NewConflict(h.gr, current.GetName(), errOptimisticLock)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package endpoints
+
+import (
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Media types this package reads and writes.
+const (
+	mediaJSON       = "application/json"
+	mediaYAML       = "application/yaml"
+	mediaJSONPatch  = "application/json-patch+json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+// encoding is the syntax of a response.
+type encoding int
+
+const (
+	encJSON encoding = iota
+	encYAML
+)
+
+// target is what a response carries: the objects themselves or one of the
+// meta.k8s.io views of them that a client asked for with ;as=.
+type target int
+
+const (
+	asObject      target = iota
+	asTable              // metav1.Table (kubectl get)
+	asPartial            // PartialObjectMetadata (metadata-only clients)
+	asPartialList        // PartialObjectMetadataList
+)
+
+// output is the negotiated form of a response.
+type output struct {
+	enc    encoding
+	target target
+	// metaVersion is the meta.k8s.io version of a Table or partial view:
+	// "v1" or "v1beta1".
+	metaVersion string
+}
+
+// contentType is the Content-Type of a response in this form.
+// kube-apiserver does not repeat the ;as= parameters for resources.
+func (o output) contentType() string {
+	if o.enc == encYAML {
+		return mediaYAML
+	}
+	return mediaJSON
+}
+
+// metaAPIVersion is the apiVersion of a Table or partial view.
+func (o output) metaAPIVersion() string { return metav1.GroupName + "/" + o.metaVersion }
+
+// negotiate picks the response form from the Accept header. Clauses are
+// tried from the highest q down, in header order among equals, and the
+// first this server can produce wins. An empty header, */*,
+// application/*, or any list that contains application/json gets JSON,
+// even when protobuf comes first (client-go lists it first when it prefers
+// it). stream is true for watches, which have no YAML form. Nothing
+// acceptable is 406 NotAcceptable.
+func negotiate(r *http.Request, stream bool) (output, error) {
+	header := strings.Join(r.Header.Values("Accept"), ",")
+	if strings.TrimSpace(header) == "" {
+		return output{}, nil
+	}
+	for _, c := range parseAccept(header) {
+		if o, ok := c.output(stream); ok {
+			return o, nil
+		}
+	}
+	accepted := []string{mediaJSON, mediaYAML}
+	if stream {
+		accepted = accepted[:1]
+	}
+	return output{}, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + strings.Join(accepted, ", "),
+	}}
+}
+
+// acceptClause is one media range of an Accept header.
+type acceptClause struct {
+	mediaType string            // lower-case type/subtype
+	params    map[string]string // parameters other than q
+	q         float64
+}
+
+// parseAccept splits an Accept header into clauses ordered by preference.
+// Clauses that do not parse or have q=0 are dropped.
+func parseAccept(header string) []acceptClause {
+	var out []acceptClause
+	for _, part := range strings.Split(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		c := acceptClause{mediaType: mt, params: params, q: 1}
+		if qs, ok := params["q"]; ok {
+			q, err := strconv.ParseFloat(qs, 64)
+			if err != nil || q <= 0 {
+				continue
+			}
+			c.q = q
+			delete(params, "q")
+		}
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b acceptClause) int {
+		switch {
+		case a.q > b.q:
+			return -1
+		case a.q < b.q:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// output reports whether the server can answer this clause, and how.
+func (c acceptClause) output(stream bool) (output, bool) {
+	var o output
+	switch c.mediaType {
+	case "*/*", "application/*":
+		return o, true
+	case mediaJSON:
+	case mediaYAML, "text/yaml", "application/x-yaml":
+		if stream {
+			return o, false
+		}
+		o.enc = encYAML
+	default:
+		return o, false
+	}
+	if s, ok := c.params["stream"]; ok && s != "" && s != "watch" {
+		return o, false
+	}
+	as, g, v := c.params["as"], c.params["g"], c.params["v"]
+	if as == "" && g == "" && v == "" {
+		return o, true
+	}
+	if g != metav1.GroupName || (v != "v1" && v != "v1beta1") {
+		return o, false
+	}
+	switch as {
+	case "Table":
+		o.target = asTable
+	case "PartialObjectMetadata":
+		o.target = asPartial
+	case "PartialObjectMetadataList":
+		o.target = asPartialList
+	default:
+		return o, false
+	}
+	o.metaVersion = v
+	return o, true
+}
+
+// notAcceptableView is the 406 for a meta.k8s.io view that does not fit
+// the response, such as PartialObjectMetadataList for a single object.
+func notAcceptableView(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: msg,
+	}}
+}
+
+// unsupportedMediaType is the 415 for a request body in a format the
+// endpoint does not read; accepted is listed in the message.
+func unsupportedMediaType(accepted ...string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "),
+	}}
+}

@@ -1,0 +1,241 @@
+package endpoints
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	internalvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// Query parameters are parsed here by hand rather than through
+// apimachinery's reflective parameter codec: the rules are few, the list
+// path is hot, and each failure must be the exact Status kube-apiserver
+// returns. Unknown parameters are ignored, as upstream does (client-go
+// sends timeout=32s on every request).
+
+// listRequest is a parsed list or watch request.
+type listRequest struct {
+	opts storage.ListOptions
+	// watch is true for ?watch=true (or a true-ish value, as upstream
+	// parses booleans).
+	watch bool
+	// timeoutSeconds is ?timeoutSeconds=, nil when absent.
+	timeoutSeconds *int64
+}
+
+// parseListOptions reads metav1.ListOptions from q, validates them as
+// kube-apiserver does (422 Invalid of kind ListOptions) and checks the
+// field selector against the resource's selectable fields. name is the
+// object name of a single-object watch path, "" otherwise.
+func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (listRequest, error) {
+	var lr listRequest
+	in := internalversion.ListOptions{
+		ResourceVersion:      q.Get("resourceVersion"),
+		ResourceVersionMatch: metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
+		Continue:             q.Get("continue"),
+	}
+	var err error
+	if in.LabelSelector, err = labels.Parse(q.Get("labelSelector")); err != nil {
+		return lr, apierrors.NewBadRequest(err.Error())
+	}
+	if in.FieldSelector, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
+		return lr, apierrors.NewBadRequest(err.Error())
+	}
+	in.Watch = queryBool(q, "watch")
+	in.AllowWatchBookmarks = queryBool(q, "allowWatchBookmarks")
+	if q.Has("sendInitialEvents") {
+		v := queryBool(q, "sendInitialEvents")
+		in.SendInitialEvents = &v
+	}
+	if in.TimeoutSeconds, err = queryInt64(q, "timeoutSeconds"); err != nil {
+		return lr, err
+	}
+	limit, err := queryInt64(q, "limit")
+	if err != nil {
+		return lr, err
+	}
+	if limit != nil && *limit > 0 {
+		in.Limit = *limit
+	}
+
+	// Watch-list is on, so a legacy watch from ""/"0" is a watch-list
+	// without the bookmark unless bookmarks are allowed, as upstream.
+	internalversion.SetListOptionsDefaults(&in, true)
+	if errs := internalvalidation.ValidateListOptions(&in, true); len(errs) > 0 {
+		return lr, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if in.Continue != "" && in.ResourceVersion != "" && in.ResourceVersion != "0" {
+		return lr, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	for _, req := range in.FieldSelector.Requirements() {
+		if !h.fieldKeys[req.Field] {
+			return lr, apierrors.NewBadRequest("field label not supported: " + req.Field)
+		}
+	}
+	if name != "" {
+		// A watch on .../{name}: the name is a metadata.name selector, and a
+		// selector the client sent must agree with it.
+		if !in.FieldSelector.Empty() {
+			if selected, ok := in.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
+				return lr, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+			}
+		} else {
+			in.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+		}
+	}
+
+	lr.watch = in.Watch
+	lr.timeoutSeconds = in.TimeoutSeconds
+	lr.opts = storage.ListOptions{
+		Namespace:            namespace,
+		ResourceVersion:      in.ResourceVersion,
+		ResourceVersionMatch: in.ResourceVersionMatch,
+		Limit:                in.Limit,
+		Continue:             in.Continue,
+		SendInitialEvents:    in.SendInitialEvents,
+		AllowBookmarks:       in.AllowWatchBookmarks,
+	}
+	if !in.LabelSelector.Empty() {
+		lr.opts.Predicate.Label = in.LabelSelector
+	}
+	if !in.FieldSelector.Empty() {
+		lr.opts.Predicate.Field = in.FieldSelector
+	}
+	return lr, nil
+}
+
+// writeOptions are the query parameters of create, update and patch.
+type writeOptions struct {
+	dryRun bool
+	// fieldValidation is Strict, Warn or Ignore; Warn when unset, as
+	// kube-apiserver defaults it.
+	fieldValidation string
+}
+
+// strict reports whether the body must be decoded strictly.
+func (o writeOptions) strict() bool { return o.fieldValidation != metav1.FieldValidationIgnore }
+
+// parseCreateOptions reads and validates metav1.CreateOptions (422 Invalid
+// of kind CreateOptions).
+func parseCreateOptions(q url.Values) (writeOptions, error) {
+	opts := metav1.CreateOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	if errs := metav1validation.ValidateCreateOptions(&opts); len(errs) > 0 {
+		return writeOptions{}, invalidOptions("CreateOptions", errs)
+	}
+	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+}
+
+// parseUpdateOptions reads and validates metav1.UpdateOptions.
+func parseUpdateOptions(q url.Values) (writeOptions, error) {
+	opts := metav1.UpdateOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	if errs := metav1validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
+		return writeOptions{}, invalidOptions("UpdateOptions", errs)
+	}
+	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+}
+
+// parsePatchOptions reads and validates metav1.PatchOptions for a patch of
+// type pt.
+func parsePatchOptions(q url.Values, pt string) (writeOptions, error) {
+	opts := metav1.PatchOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	if q.Has("force") {
+		f := queryBool(q, "force")
+		opts.Force = &f
+	}
+	if errs := metav1validation.ValidatePatchOptions(&opts, patchType(pt)); len(errs) > 0 {
+		return writeOptions{}, invalidOptions("PatchOptions", errs)
+	}
+	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+}
+
+func newWriteOptions(dryRun []string, fieldValidation string) writeOptions {
+	if fieldValidation == "" {
+		fieldValidation = metav1.FieldValidationWarn
+	}
+	// Validation has allowed only "All" as a dryRun value.
+	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fieldValidation}
+}
+
+// deleteQueryOptions reads metav1.DeleteOptions from q, for a delete
+// without a body.
+func deleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
+	opts := metav1.DeleteOptions{DryRun: q["dryRun"]}
+	var err error
+	if opts.GracePeriodSeconds, err = queryInt64(q, "gracePeriodSeconds"); err != nil {
+		return opts, err
+	}
+	if q.Has("orphanDependents") {
+		v := queryBool(q, "orphanDependents")
+		opts.OrphanDependents = &v //nolint:staticcheck // still part of the API
+	}
+	if q.Has("propagationPolicy") {
+		p := metav1.DeletionPropagation(q.Get("propagationPolicy"))
+		opts.PropagationPolicy = &p
+	}
+	return opts, nil
+}
+
+// validateDeleteOptions is kube-apiserver's check of DeleteOptions (422
+// Invalid of kind DeleteOptions): propagation policy values, orphan and
+// policy together, dryRun values.
+func validateDeleteOptions(opts *metav1.DeleteOptions) error {
+	opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil // not offered
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return invalidOptions("DeleteOptions", errs)
+	}
+	return nil
+}
+
+// tableOptions reads metav1.TableOptions, the includeObject parameter of a
+// Table request (400 for bad values, as upstream).
+func tableOptions(q url.Values) (metav1.TableOptions, error) {
+	opts := metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(q.Get("includeObject"))}
+	switch errs := metav1validation.ValidateTableOptions(&opts); len(errs) {
+	case 0:
+		return opts, nil
+	case 1:
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs[0].Error()))
+	default:
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs))
+	}
+}
+
+func invalidOptions(kind string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
+
+// queryBool parses a boolean parameter as apimachinery does: absent is
+// false, "0" and "false" (any case) are false, anything else is true.
+func queryBool(q url.Values, key string) bool {
+	vs, ok := q[key]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	return vs[0] != "0" && !strings.EqualFold(vs[0], "false")
+}
+
+// queryInt64 parses an integer parameter; nil when absent, 400 when not
+// an integer.
+func queryInt64(q url.Values, key string) (*int64, error) {
+	vs, ok := q[key]
+	if !ok || len(vs) == 0 {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(vs[0], 10, 64)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return &n, nil
+}

@@ -1,0 +1,181 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// maxJSONPatchOperations is kube-apiserver's cap on one JSON patch.
+const maxJSONPatchOperations = 10000
+
+// patchTypes are the patch media types served. Strategic merge patch needs
+// Go struct tags this server does not interpret, and server-side apply
+// needs managed fields it does not keep; both get 415, as for CRDs that
+// lack them, and OpenAPI does not advertise them, so kubectl does not try.
+var patchTypes = []string{mediaJSONPatch, mediaMergePatch}
+
+func patchType(mt string) types.PatchType { return types.PatchType(mt) }
+
+// patch serves PATCH of an object or its status: the patch is applied to
+// the stored object and the result stored as an update, retried on the
+// fresh object when the stored one changes meanwhile. A patch that sets
+// metadata.resourceVersion makes that a precondition (409 on mismatch).
+// The object must exist (404).
+func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != mediaJSONPatch && mt != mediaMergePatch) {
+		return unsupportedMediaType(patchTypes...)
+	}
+	out, err := negotiate(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := parsePatchOptions(r.URL.Query(), mt)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	p, err := parsePatch(mt, body, opts)
+	if err != nil {
+		return err
+	}
+	var warnings []string
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		var zero O
+		obj, ws, err := h.applyPatch(p, current, opts)
+		if err != nil {
+			return zero, err
+		}
+		warnings = ws // from the attempt that counts
+		if err := h.checkName(obj, rt); err != nil {
+			return zero, err
+		}
+		return h.prepareWrite(obj, current, rt)
+	})
+	if err != nil {
+		return err
+	}
+	return h.writeObject(w, r, out, http.StatusOK, result, warnings)
+}
+
+// parsedPatch is a validated patch, ready to apply to any object.
+type parsedPatch struct {
+	json  jsonpatch.Patch // for application/json-patch+json
+	merge []byte          // for application/merge-patch+json
+	// strict are the strict errors of the patch document itself
+	// (duplicate fields; unknown fields of JSON patch operations).
+	strict []error
+}
+
+// jsonPatchOp is one JSON patch operation, for strict checking.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// parsePatch checks a patch body once, before any attempt applies it: 400
+// for one that does not parse, 413 for a JSON patch of too many operations.
+func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) {
+	var p parsedPatch
+	if !json.Valid(body) {
+		return p, apierrors.NewBadRequest("invalid JSON patch")
+	}
+	var err error
+	switch mt {
+	case mediaJSONPatch:
+		if opts.strict() {
+			var ops []jsonPatchOp
+			if p.strict, err = kjson.UnmarshalStrict(body, &ops); err != nil {
+				return p, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for i, e := range p.strict {
+				p.strict[i] = fmt.Errorf("json patch %w", e)
+			}
+		}
+		if p.json, err = jsonpatch.DecodePatch(body); err != nil {
+			return p, apierrors.NewBadRequest(err.Error())
+		}
+		if len(p.json) > maxJSONPatchOperations {
+			return p, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p.json)))
+		}
+	default:
+		if opts.strict() {
+			var m map[string]any
+			if p.strict, err = kjson.UnmarshalStrict(body, &m); err != nil {
+				return p, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
+		p.merge = body
+	}
+	return p, nil
+}
+
+// applyPatch applies p to current and decodes the result. Unknown or
+// duplicate fields it produces follow fieldValidation: Strict makes them a
+// 422 Invalid naming the patched object, as kube-apiserver does for
+// patches; Warn returns them as warnings.
+func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O, []string, error) {
+	var zero O
+	doc, err := wire.EncodeObject(current, h.gvk)
+	if err != nil {
+		return zero, nil, err
+	}
+	var patched []byte
+	if p.json != nil {
+		if patched, err = p.json.Apply(doc); err != nil {
+			return zero, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
+		if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
+			return zero, nil, apierrors.NewBadRequest(err.Error())
+		}
+		return zero, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+	}
+
+	obj := h.def.New()
+	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, obj)
+	if err != nil {
+		return zero, nil, patchInvalid(patched, err)
+	}
+	strict = append(append([]error(nil), p.strict...), strict...)
+	var warnings []string
+	if len(strict) > 0 {
+		if opts.fieldValidation == metav1.FieldValidationStrict {
+			return zero, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+		}
+		for _, e := range strict {
+			warnings = append(warnings, e.Error())
+		}
+	}
+	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+		return zero, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// patchInvalid is kube-apiserver's 422 for a patched object that does not
+// decode: an Invalid error on the field "patch".
+func patchInvalid(patched []byte, err error) error {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+		field.Invalid(field.NewPath("patch"), string(patched), err.Error()),
+	})
+}

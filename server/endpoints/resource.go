@@ -1,0 +1,127 @@
+package endpoints
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"strings"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// handler serves one resource. Immutable after NewResource and safe for
+// concurrent use; every request's state lives on its goroutine.
+type handler[O resource.Object] struct {
+	def   *resource.Definition[O]
+	store storage.Interface[O]
+
+	gvk schema.GroupVersionKind
+	gr  schema.GroupResource
+	// fieldKeys are the field-selector keys the resource supports.
+	fieldKeys map[string]bool
+}
+
+var _ Resource = (*handler[resource.Object])(nil)
+
+// NewResource returns the REST handler of the resource def, backed by store
+// (the etcd store or the watch cache in front of it).
+func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O]) Resource {
+	keys := map[string]bool{"metadata.name": true}
+	if def.Namespaced {
+		keys["metadata.namespace"] = true
+	}
+	for _, f := range def.SelectableFields {
+		keys[f] = true
+	}
+	return &handler[O]{
+		def:       def,
+		store:     store,
+		gvk:       def.GroupVersionKind(),
+		gr:        def.GroupResource(),
+		fieldKeys: keys,
+	}
+}
+
+// Info implements Resource.
+func (h *handler[O]) Info() *resource.Info { return &h.def.Info }
+
+// serve dispatches a routed request to its verb. Each verb returns an error
+// only before it has written anything; serve answers it with a Status.
+func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {
+	if err := h.dispatch(w, r, rt); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) error {
+	if err := validateSegments(rt); err != nil {
+		return err
+	}
+	method := r.Method
+	switch {
+	case rt.status:
+		switch method {
+		case http.MethodGet:
+			return h.get(w, r, rt)
+		case http.MethodPut:
+			return h.update(w, r, rt)
+		case http.MethodPatch:
+			return h.patch(w, r, rt)
+		}
+	case rt.name != "":
+		switch method {
+		case http.MethodGet:
+			if queryBool(r.URL.Query(), "watch") {
+				return h.listOrWatch(w, r, rt)
+			}
+			return h.get(w, r, rt)
+		case http.MethodPut:
+			return h.update(w, r, rt)
+		case http.MethodPatch:
+			return h.patch(w, r, rt)
+		case http.MethodDelete:
+			return h.delete(w, r, rt)
+		}
+	default:
+		switch method {
+		case http.MethodGet:
+			return h.listOrWatch(w, r, rt)
+		case http.MethodPost:
+			// Namespaced objects are created within their namespace.
+			if !h.def.Namespaced || rt.namespace != "" {
+				return h.create(w, r, rt)
+			}
+		case http.MethodDelete:
+			return h.deleteCollection(w, r, rt)
+		}
+	}
+	return apierrors.NewMethodNotSupported(h.gr, strings.ToLower(method))
+}
+
+// validateSegments rejects names and namespaces that cannot be one path
+// segment of a key, as kube-apiserver's key functions do.
+func validateSegments(rt route) error {
+	if rt.namespace != "" {
+		if msgs := path.IsValidPathSegmentName(rt.namespace); len(msgs) > 0 {
+			return apierrors.NewBadRequest("Namespace parameter invalid: " + quoteJoin(rt.namespace, msgs))
+		}
+	}
+	if rt.name != "" {
+		if msgs := path.IsValidPathSegmentName(rt.name); len(msgs) > 0 {
+			return apierrors.NewBadRequest("Name parameter invalid: " + quoteJoin(rt.name, msgs))
+		}
+	}
+	return nil
+}
+
+func quoteJoin(v string, msgs []string) string {
+	return `"` + v + `": ` + strings.Join(msgs, ";")
+}
+
+// key is the storage key of the object a request names.
+func (h *handler[O]) key(rt route) string {
+	return storage.Key(rt.namespace, rt.name)
+}

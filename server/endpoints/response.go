@@ -1,0 +1,84 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"sigs.k8s.io/yaml"
+
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// writeObject answers with one object in the negotiated form: the object
+// itself, a one-row Table or its PartialObjectMetadata. Errors it returns
+// were found before anything was written.
+func (h *handler[O]) writeObject(w http.ResponseWriter, r *http.Request, out output, code int, obj O, warnings []string) error {
+	var data []byte
+	var err error
+	switch out.target {
+	case asObject:
+		data, err = wire.EncodeObject(obj, h.gvk)
+	case asTable:
+		opts, terr := tableOptions(r.URL.Query())
+		if terr != nil {
+			return terr
+		}
+		var t *metav1.Table
+		if t, err = h.table([]O{obj}, opts, out, true); err == nil {
+			t.ResourceVersion = obj.GetResourceVersion()
+			data, err = json.Marshal(t)
+		}
+	case asPartial:
+		data, err = json.Marshal(partialObject(obj, out))
+	default:
+		return notAcceptableView(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", obj))
+	}
+	if err != nil {
+		return err
+	}
+	if out.enc == encYAML {
+		if data, err = yaml.JSONToYAML(data); err != nil {
+			return err
+		}
+	}
+	writeWarnings(w, warnings)
+	w.Header().Set("Content-Type", out.contentType())
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+	return nil
+}
+
+// partialObject is obj's metadata as a PartialObjectMetadata of the
+// negotiated meta.k8s.io version.
+func partialObject(obj metav1.Object, out output) *metav1.PartialObjectMetadata {
+	p := meta.AsPartialObjectMetadata(obj)
+	p.APIVersion, p.Kind = out.metaAPIVersion(), "PartialObjectMetadata"
+	return p
+}
+
+// writeWarnings adds a Warning header per message, in the format
+// kube-apiserver uses and client-go surfaces: 299 - "message".
+func writeWarnings(w http.ResponseWriter, warnings []string) {
+	seen := make(map[string]bool, len(warnings))
+	for _, msg := range warnings {
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		if v, err := utilnet.NewWarningHeader(299, "-", msg); err == nil {
+			w.Header().Add("Warning", v)
+		}
+	}
+}
+
+// streamFailed records an error found after the response started, when
+// the client can no longer be told: a write to a client that went away, or
+// an object that did not encode.
+func streamFailed(r *http.Request, what string, err error) {
+	slog.DebugContext(r.Context(), "endpoints: response ended early", "path", r.URL.Path, "during", what, "err", err)
+}

@@ -1,0 +1,114 @@
+package endpoints
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Resource is one resource's REST handler, built by NewResource and routed
+// to by NewHandler. Only this package implements it.
+type Resource interface {
+	// Info describes the resource.
+	Info() *resource.Info
+	// serve handles one request already routed to the resource.
+	serve(w http.ResponseWriter, r *http.Request, rt route)
+}
+
+// route is what the URL path says about a request beyond its resource.
+type route struct {
+	// namespace is the {ns} of a .../namespaces/{ns}/... path; "" on
+	// cluster-scoped paths and on the all-namespaces collection.
+	namespace string
+	// name is the object's name; "" for the collection.
+	name string
+	// status is true for the .../{name}/status subresource.
+	status bool
+}
+
+// NewHandler returns the handler for every resource path under /apis:
+//
+//	/apis/{g}/{v}/{plural}[/{name}[/status]]                  cluster-scoped
+//	/apis/{g}/{v}/namespaces/{ns}/{plural}[/{name}[/status]]  namespaced
+//	/apis/{g}/{v}/{plural}                                    namespaced, all namespaces
+//
+// Paths that name no served resource get a 404 Status. Discovery serves
+// /apis, /apis/{g} and /apis/{g}/{v} itself; the caller mounts this handler
+// for the deeper paths and wraps it with authentication.
+func NewHandler(resources ...Resource) http.Handler {
+	rt := &router{byPath: make(map[string]Resource, len(resources))}
+	for _, res := range resources {
+		i := res.Info()
+		rt.byPath[i.Group+"/"+i.Version+"/"+i.Plural] = res
+	}
+	return rt
+}
+
+// router finds the resource a path names. Immutable after NewHandler.
+type router struct {
+	byPath map[string]Resource // "group/version/plural"
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	res, route, ok := rt.match(r.URL.Path)
+	if !ok {
+		writeError(w, r, errPathNotFound)
+		return
+	}
+	res.serve(w, r, route)
+}
+
+// match splits path into its resource and route. ok is false when the path
+// names no served resource or has a shape the resource does not serve.
+func (rt *router) match(path string) (res Resource, rte route, ok bool) {
+	rest, found := strings.CutPrefix(path, "/apis/")
+	if !found {
+		return nil, route{}, false
+	}
+	segs := strings.Split(rest, "/")
+	if len(segs) < 3 || len(segs) > 7 {
+		return nil, route{}, false
+	}
+	for _, s := range segs {
+		if s == "" {
+			return nil, route{}, false
+		}
+	}
+	gv, segs := segs[0]+"/"+segs[1]+"/", segs[2:]
+
+	// namespaces/{ns}/{plural}[/{name}[/status]] for a namespaced resource.
+	if segs[0] == "namespaces" && len(segs) >= 3 {
+		if res := rt.byPath[gv+segs[2]]; res != nil && res.Info().Namespaced {
+			rte.namespace = segs[1]
+			return objectRoute(res, rte, segs[3:])
+		}
+	}
+	res = rt.byPath[gv+segs[0]]
+	if res == nil {
+		return nil, route{}, false
+	}
+	if res.Info().Namespaced && len(segs) > 1 {
+		// Namespaced objects are only addressed within their namespace.
+		return nil, route{}, false
+	}
+	return objectRoute(res, rte, segs[1:])
+}
+
+// objectRoute completes rte from the segments after the plural:
+// nothing, {name} or {name}/status.
+func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool) {
+	switch len(segs) {
+	case 0:
+	case 1:
+		rte.name = segs[0]
+	case 2:
+		if segs[1] != "status" || !res.Info().HasStatus {
+			return nil, route{}, false
+		}
+		rte.name, rte.status = segs[0], true
+	default:
+		return nil, route{}, false
+	}
+	return res, rte, true
+}

@@ -1,0 +1,179 @@
+package endpoints
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// Messages kube-apiserver uses, which clients and people recognise.
+const (
+	// optimisticLockMsg follows "Operation cannot be fulfilled on ..." in a
+	// resourceVersion conflict.
+	optimisticLockMsg = "the object has been modified; please apply your changes to the latest version and try again"
+	// listExpiredMsg is the 410 for a list at an exact, compacted revision.
+	listExpiredMsg = "The resourceVersion for the provided list is too old."
+	// continueExpiredMsg is the 410 for a compacted continue token when no
+	// fresh token could be made.
+	continueExpiredMsg = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter."
+	// inconsistentContinueMsg is the 410 for a compacted continue token that
+	// comes with a fresh token in the Status' metadata.continue.
+	inconsistentContinueMsg = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+		"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
+		"show up in the list."
+	// tooLargeRVCause is the cause message client-go's reflector looks for.
+	tooLargeRVCause = "Too large resource version"
+)
+
+// errOptimisticLock is the cause of a resourceVersion conflict.
+var errOptimisticLock = errors.New(optimisticLockMsg)
+
+// errPathNotFound is the 404 for a path that names no served resource.
+var errPathNotFound = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    http.StatusNotFound,
+	Reason:  metav1.StatusReasonNotFound,
+	Message: "the server could not find the requested resource",
+	Details: &metav1.StatusDetails{},
+}}
+
+// verb is the kind of request an error arose in; it picks between
+// kube-apiserver's messages for the same storage error.
+type verb int
+
+const (
+	verbOther    verb = iota
+	verbList          // a list without a continue token
+	verbContinue      // a list page from a continue token
+	verbWatch
+)
+
+// storageStatus maps err, which may come from storage, to the API error the
+// client receives. gr and name fill in the messages ("databases.example.
+// apiloom.dev \"x\" not found"); name may be empty for collection requests.
+// Errors that already are API errors pass unchanged.
+func storageStatus(err error, gr schema.GroupResource, name string, v verb) error {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return err
+	}
+	se, ok := storage.AsError(err)
+	if !ok {
+		return err
+	}
+	if name == "" && se.Key != "" {
+		name = se.Key[strings.LastIndexByte(se.Key, '/')+1:]
+	}
+	switch {
+	case errors.Is(se, storage.ErrNotFound):
+		return apierrors.NewNotFound(gr, name)
+	case errors.Is(se, storage.ErrExists):
+		return apierrors.NewAlreadyExists(gr, name)
+	case errors.Is(se, storage.ErrConflict):
+		return apierrors.NewConflict(gr, name, errOptimisticLock)
+	case errors.Is(se, storage.ErrPrecondition):
+		detail := se.Detail
+		if detail == "" {
+			detail = "precondition failed"
+		}
+		return apierrors.NewConflict(gr, name, errors.New(detail))
+	case errors.Is(se, storage.ErrExpired):
+		return expiredStatus(se, v)
+	case errors.Is(se, storage.ErrTooLargeResourceVersion):
+		st := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", se.ResourceVersion, se.CurrentRevision), 1)
+		st.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: tooLargeRVCause}}
+		return st
+	case errors.Is(se, storage.ErrInvalidContinue):
+		return apierrors.NewBadRequest("invalid continue token: " + detailOr(se, "malformed token"))
+	case errors.Is(se, storage.ErrInvalidResourceVersion):
+		return apierrors.NewBadRequest("invalid resource version: " + detailOr(se, "not a revision"))
+	case errors.Is(se, storage.ErrInvalidKey):
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid name or namespace: %q", se.Key))
+	default: // ErrCorrupt and anything new
+		return apierrors.NewInternalError(err)
+	}
+}
+
+// expiredStatus is the 410 Expired for a compacted revision, worded as
+// kube-apiserver words it for the request's verb.
+func expiredStatus(se *storage.Error, v verb) *apierrors.StatusError {
+	switch {
+	case se.Continue != "":
+		st := apierrors.NewResourceExpired(inconsistentContinueMsg)
+		st.ErrStatus.ListMeta.Continue = se.Continue
+		return st
+	case v == verbContinue:
+		return apierrors.NewResourceExpired(continueExpiredMsg)
+	case v == verbList:
+		return apierrors.NewResourceExpired(listExpiredMsg)
+	default:
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", se.ResourceVersion, se.CurrentRevision))
+	}
+}
+
+func detailOr(se *storage.Error, fallback string) string {
+	if se.Detail != "" {
+		return se.Detail
+	}
+	return fallback
+}
+
+// toStatus is the metav1.Status for any error: API errors as they are,
+// a too-large body as 413, a finished context as 504 and the rest as 500.
+func toStatus(err error) metav1.Status {
+	var st apierrors.APIStatus
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &st):
+		s := st.Status()
+		if s.Code == 0 {
+			s.Code = http.StatusInternalServerError
+		}
+		if s.Status == "" {
+			s.Status = metav1.StatusFailure
+		}
+		return s
+	case errors.As(err, &tooLarge):
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", tooLarge.Limit)).ErrStatus
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0).ErrStatus
+	default:
+		return apierrors.NewInternalError(err).ErrStatus
+	}
+}
+
+// encodeStatus returns s as JSON with its kind and apiVersion ("Status",
+// "v1") set.
+func encodeStatus(s metav1.Status) []byte {
+	s.Kind, s.APIVersion = "Status", "v1"
+	data, err := json.Marshal(&s)
+	if err != nil { // a Status always encodes; keep the client informed anyway
+		return []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"cannot encode status","reason":"InternalError","code":500}`)
+	}
+	return data
+}
+
+// writeError answers the request with err as a Status. It must be called
+// before anything else was written.
+func writeError(w http.ResponseWriter, _ *http.Request, err error) {
+	s := toStatus(err)
+	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(s.Details.RetryAfterSeconds))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(int(s.Code))
+	_, _ = w.Write(encodeStatus(s))
+}

@@ -1,0 +1,132 @@
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// update serves PUT of an object or of its status: 200 with the stored
+// object. The body must carry the stored resourceVersion (422 without one,
+// 409 Conflict with another) and the object's name; it never creates.
+func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := parseUpdateOptions(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	in, err := h.decodeObject(r, body, opts)
+	if err != nil {
+		return err
+	}
+	if err := h.checkName(in.obj, rt); err != nil {
+		return err
+	}
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		// tryUpdate may run again on a fresher object: work on a copy.
+		return h.prepareWrite(copyObject(in.obj), current, rt)
+	})
+	if err != nil {
+		return err
+	}
+	return h.writeObject(w, r, out, http.StatusOK, result, in.warnings)
+}
+
+// prepareWrite is the object to store when obj, sent or patched by the
+// client, is written over current through the route's endpoint: the main
+// resource or its status.
+func (h *handler[O]) prepareWrite(obj, current O, rt route) (O, error) {
+	if rt.status {
+		return h.prepareStatusUpdate(obj, current)
+	}
+	if err := h.prepareUpdate(obj, current, rt.namespace); err != nil {
+		var zero O
+		return zero, err
+	}
+	return obj, nil
+}
+
+// checkName is 400 when the object in a body is not the one the URL names.
+func (h *handler[O]) checkName(obj O, rt route) error {
+	switch {
+	case obj.GetName() == "":
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", rt.name))
+	case obj.GetName() != rt.name:
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), rt.name))
+	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
+		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", obj.GetNamespace(), rt.namespace))
+	}
+	return nil
+}
+
+// errEmptiedFinalizers stops an update that removed the last finalizer of
+// an object being deleted: the object is deleted instead.
+var errEmptiedFinalizers = errors.New("endpoints: emptied finalizers")
+
+// guaranteedUpdate writes what tryUpdate makes of the stored object at the
+// route's key and returns the result, with storage errors turned into API
+// errors. With dryRun it computes the result from a consistent read and
+// stores nothing.
+//
+// An update that removes the last finalizer of an object whose deletion
+// was requested deletes it instead, as kube-apiserver does; the response is
+// then the object as the update left it.
+func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool, tryUpdate func(current O) (O, error)) (O, error) {
+	var zero O
+	key := h.key(rt)
+	var emptied, last O
+	try := func(current O) (O, error) {
+		obj, err := tryUpdate(current)
+		if err != nil {
+			return zero, err
+		}
+		if len(obj.GetFinalizers()) == 0 && current.GetDeletionTimestamp() != nil &&
+			(current.GetDeletionGracePeriodSeconds() == nil || *current.GetDeletionGracePeriodSeconds() == 0) {
+			emptied, last = obj, current
+			return zero, errEmptiedFinalizers
+		}
+		return obj, nil
+	}
+
+	var result O
+	var err error
+	if dryRun {
+		var current O
+		if current, err = h.store.Get(ctx, key, storage.GetOptions{}); err == nil {
+			result, err = try(current)
+		}
+	} else {
+		result, err = h.store.GuaranteedUpdate(ctx, key, nil, try)
+	}
+	if errors.Is(err, errEmptiedFinalizers) {
+		if !dryRun {
+			uid, rv := string(last.GetUID()), last.GetResourceVersion()
+			if _, err := h.store.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return zero, storageStatus(err, h.gr, rt.name, verbOther)
+			}
+		}
+		return emptied, nil
+	}
+	if err != nil {
+		return zero, storageStatus(err, h.gr, rt.name, verbOther)
+	}
+	return result, nil
+}
+
+// copyObject returns a deep copy of obj.
+func copyObject[O resource.Object](obj O) O {
+	return obj.DeepCopyObject().(O)
+}

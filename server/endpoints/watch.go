@@ -1,0 +1,177 @@
+package endpoints
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// minWatchTimeout is the base of a watch's lifetime when the client names
+// none: kube-apiserver's --min-request-timeout, 1800 s, stretched by a
+// random factor in [1, 2) so that watches do not all end together.
+const minWatchTimeout = 1800 * time.Second
+
+// watchTimeout is how long a watch may run.
+func watchTimeout(seconds *int64) time.Duration {
+	if seconds != nil && *seconds > 0 {
+		return time.Duration(*seconds) * time.Second
+	}
+	return time.Duration(float64(minWatchTimeout) * (1 + rand.Float64()))
+}
+
+// watch serves a watch: a 200 stream of one frame per event, the headers
+// flushed at once. It ends cleanly when the timeout passes, the client
+// goes away or storage ends the stream; a storage error (410 Expired for a
+// watcher that fell behind) is sent as an ERROR event and then ends it.
+// A WebSocket upgrade gets the same stream, one event per message.
+func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
+	var tableOpts metav1.TableOptions
+	if out.target == asTable {
+		var err error
+		if tableOpts, err = tableOptions(r.URL.Query()); err != nil {
+			return err
+		}
+	}
+	if out.target == asPartialList {
+		return notAcceptableView("you requested PartialObjectMetadataList, but a watch sends single objects")
+	}
+	ws := isWebSocket(r)
+	if !ws && !canFlush(w) {
+		return apierrors.NewInternalError(errors.New("unable to start watch - can't get http.Flusher"))
+	}
+
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(lr.timeoutSeconds))
+	defer cancel()
+	watcher, err := h.store.Watch(ctx, lr.opts)
+	if err != nil {
+		return storageStatus(err, h.gr, "", verbWatch)
+	}
+	defer watcher.Stop()
+
+	enc := &eventEncoder[O]{h: h, out: out, tableOpts: tableOpts, headers: true}
+	if ws {
+		serveWebSocket(ctx, w, r, watcher, enc)
+		return nil
+	}
+	h.streamHTTP(ctx, w, r, watcher, enc)
+	return nil
+}
+
+// streamHTTP writes the watch as a chunked HTTP/1.1 or HTTP/2 response.
+// Everything Next returns is written, then flushed once: a watcher that
+// is behind catches up in few, large writes.
+func (h *handler[O]) streamHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		streamFailed(r, "watch headers", err)
+		return
+	}
+	events := make([]storage.Event[O], 0, 64)
+	for {
+		var err error
+		events, err = watcher.Next(ctx, events[:0])
+		for i := range events {
+			frame, ferr := enc.frame(&events[i])
+			if ferr != nil {
+				streamFailed(r, "watch encode", ferr)
+				return
+			}
+			if _, werr := w.Write(frame); werr != nil {
+				streamFailed(r, "watch write", werr)
+				return
+			}
+		}
+		clear(events) // let the objects go while waiting
+		if err != nil && endsQuietly(ctx, err) {
+			_ = rc.Flush()
+			return
+		}
+		if err != nil {
+			_, _ = w.Write(enc.errorFrame(err))
+		}
+		if ferr := rc.Flush(); ferr != nil || err != nil {
+			return
+		}
+	}
+}
+
+// endsQuietly reports whether a watch ending with err just ends, without an
+// ERROR event: the stream's normal end, the timeout, the client leaving.
+func endsQuietly(ctx context.Context, err error) bool {
+	return errors.Is(err, io.EOF) || ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// canFlush reports whether w, or a writer it wraps, can flush.
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Flusher); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// eventEncoder turns events into watch frames in the negotiated view. It
+// is used by one watch's goroutine.
+type eventEncoder[O resource.Object] struct {
+	h         *handler[O]
+	out       output
+	tableOpts metav1.TableOptions
+	// headers is true until the first Table event, which alone carries the
+	// column definitions.
+	headers bool
+	buf     []byte // the last frame; reused
+}
+
+// frame returns ev's frame. A frame the producer encoded (the watch cache
+// encodes each event once for all watchers) is used as it is; the returned
+// slice is valid until the next call.
+func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
+	if e.out.target == asObject && ev.Frame != nil {
+		return ev.Frame, nil
+	}
+	var obj []byte
+	var err error
+	switch e.out.target {
+	case asTable:
+		var t *metav1.Table
+		if t, err = e.h.table([]O{ev.Object}, e.tableOpts, e.out, e.headers); err == nil {
+			e.headers = false
+			t.ResourceVersion = ev.Object.GetResourceVersion()
+			obj, err = json.Marshal(t)
+		}
+	case asPartial:
+		obj, err = json.Marshal(partialObject(ev.Object, e.out))
+	default:
+		obj, err = wire.EncodeObject(ev.Object, e.h.gvk)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.buf = wire.AppendWatchFrame(e.buf[:0], string(ev.Type), obj)
+	return e.buf, nil
+}
+
+// errorFrame is the ERROR event that reports err and ends the stream.
+func (e *eventEncoder[O]) errorFrame(err error) []byte {
+	st := toStatus(storageStatus(err, e.h.gr, "", verbWatch))
+	return wire.AppendWatchFrame(nil, string(watch.Error), encodeStatus(st))
+}
