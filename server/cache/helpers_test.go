@@ -144,7 +144,7 @@ func checkFrame(t *testing.T, e storage.Event[*widget]) {
 	}
 }
 
-func labelSel(t *testing.T, s string) labels.Selector {
+func labelSel(t testing.TB, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	if err != nil {

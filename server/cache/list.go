@@ -126,8 +126,11 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		r.from = start
 	}
 	var items []O
-	if limit > 0 {
+	switch {
+	case limit > 0:
 		items = make([]O, 0, min(limit, 1024))
+	case m.ns == "" && !m.selective():
+		items = make([]O, 0, v.tree.Len()) // about right; the exact count at an older revision differs a little
 	}
 	var lastKey string
 	more := false
