@@ -19,6 +19,11 @@ import (
 // for namespaced resources and "name" for cluster-scoped ones (see Key).
 // Resource versions are etcd revisions. Errors are *Error values wrapping
 // one of this package's sentinels (ErrNotFound, ErrExists, ...).
+//
+// Objects returned by Get, GetList and Watch may be shared with other
+// callers (the watch cache hands every reader the same object) and must be
+// treated as read-only: copy one (DeepCopyObject) before changing it. The
+// object GuaranteedUpdate passes to tryUpdate is the caller's to change.
 type Interface[O resource.Object] interface {
 	// Get returns the object at key. With opts.ResourceVersion "" it is a
 	// consistent read; "0" allows any state; "N" requires state at least N
