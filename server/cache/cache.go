@@ -188,12 +188,24 @@ func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {
 // viewAt returns the state at rev if the history reaches back to it:
 // hist.start <= rev <= the cache's revision.
 func (c *Cache[O]) viewAt(rev int64) (view[O], bool) {
+	c.mu.RLock()
+	if c.snap != nil && c.snapRev == c.rev.Load() && c.snapGen == c.gen {
+		defer c.mu.RUnlock()
+		return c.viewAtLocked(c.snap, rev)
+	}
+	c.mu.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.viewAtLocked(c.snapshotLocked(), rev)
+}
+
+// viewAtLocked returns the state at rev from snap, the tree at the cache's
+// revision, undoing the history's later events. c.mu must be held.
+func (c *Cache[O]) viewAtLocked(snap *tree[O], rev int64) (view[O], bool) {
 	if rev < c.hist.start || rev > c.rev.Load() {
 		return view[O]{}, false
 	}
-	v := view[O]{tree: c.snapshotLocked(), rev: rev}
+	v := view[O]{tree: snap, rev: rev}
 	var undo []*event[O]
 	for seq := c.hist.seqAfter(rev); seq < c.hist.next; seq++ {
 		undo = append(undo, c.hist.at(seq))
