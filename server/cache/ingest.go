@@ -44,10 +44,11 @@ func (c *Cache[O]) ingest(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			c.cfg.log.Warn("watch cache: source failed; retrying", "resource", c.def.GroupResource().String(),
-				"revision", c.rev.Load(), "relist", !listed, "backoff", backoff, "err", err)
+		if err == nil {
+			continue // listed: watch at once
 		}
+		c.cfg.log.Warn("watch cache: source failed; retrying", "resource", c.def.GroupResource().String(),
+			"revision", c.rev.Load(), "relist", !listed, "backoff", backoff, "err", err)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
