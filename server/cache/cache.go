@@ -40,12 +40,13 @@ type Cache[O resource.Object] struct {
 	rev  atomic.Int64 // everything up to rev is applied
 	gen  uint64       // bumped by each relist after the first
 	hist *history[O]
-	// snap is a clone of tree at snapRev and snapGen, shared by lists
-	// until the state moves on. Any goroutine may replace it, holding mu
-	// for writing.
-	snap    *tree[O]
-	snapRev int64
-	snapGen uint64
+	// changes counts the tree's changes (events applied, relists).
+	changes uint64
+	// snap is a clone of tree after snapChanges changes, shared by reads
+	// until the tree changes again. Any goroutine may replace it, holding
+	// mu for writing.
+	snap        *tree[O]
+	snapChanges uint64
 
 	// wmu guards the wake-up channels: each is closed, and replaced, to
 	// wake everyone waiting on it. wmu is never held together with mu.
@@ -174,8 +175,8 @@ func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Precondi
 // history's position and generation at that revision.
 func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {
 	c.mu.RLock()
-	if c.snap != nil && c.snapRev == c.rev.Load() && c.snapGen == c.gen {
-		v, seq, gen = view[O]{tree: c.snap, rev: c.snapRev}, c.hist.next, c.gen
+	if c.snapFreshLocked() {
+		v, seq, gen = view[O]{tree: c.snap, rev: c.rev.Load()}, c.hist.next, c.gen
 		c.mu.RUnlock()
 		return v, seq, gen
 	}
@@ -189,7 +190,7 @@ func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {
 // hist.start <= rev <= the cache's revision.
 func (c *Cache[O]) viewAt(rev int64) (view[O], bool) {
 	c.mu.RLock()
-	if c.snap != nil && c.snapRev == c.rev.Load() && c.snapGen == c.gen {
+	if c.snapFreshLocked() {
 		defer c.mu.RUnlock()
 		return c.viewAtLocked(c.snap, rev)
 	}
@@ -214,12 +215,16 @@ func (c *Cache[O]) viewAtLocked(snap *tree[O], rev int64) (view[O], bool) {
 	return v, true
 }
 
-// snapshotLocked returns an immutable clone of the tree at the cache's
-// revision, reusing the last one if nothing changed. c.mu must be held
-// for writing: cloning touches the tree.
+// snapshotLocked returns an immutable clone of the tree, reusing the last
+// one if the tree has not changed since. c.mu must be held for writing:
+// cloning touches the tree.
 func (c *Cache[O]) snapshotLocked() *tree[O] {
-	if c.snap == nil || c.snapRev != c.rev.Load() || c.snapGen != c.gen {
-		c.snap, c.snapRev, c.snapGen = c.tree.Clone(), c.rev.Load(), c.gen
+	if !c.snapFreshLocked() {
+		c.snap, c.snapChanges = c.tree.Clone(), c.changes
 	}
 	return c.snap
 }
+
+// snapFreshLocked reports whether snap is the current tree. c.mu must be
+// held.
+func (c *Cache[O]) snapFreshLocked() bool { return c.snap != nil && c.snapChanges == c.changes }

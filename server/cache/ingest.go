@@ -96,7 +96,7 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 		c.metrics.relists.Inc()
 	}
 	c.hist.reset(rev)
-	c.snap = nil
+	c.changes++
 	c.mu.Unlock()
 
 	if first {
@@ -166,6 +166,7 @@ func (c *Cache[O]) apply(events []storage.Event[O]) error {
 		}
 		c.hist.append(e)
 		c.rev.Store(rev)
+		c.changes++
 		c.mu.Unlock()
 		moved, anyEvent = true, true
 		if len(touched) == 0 || touched[len(touched)-1] != e.ns {

@@ -34,7 +34,7 @@ func newMetrics(reg prometheus.Registerer, resource string) (*metrics, error) {
 	}
 	expired, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiloom", Subsystem: "watch_cache", Name: "watchers_expired_total",
-		Help: "Watchers ended with 410 Expired because they fell behind the event window.",
+		Help: "Watchers ended with 410 Expired because events they still needed left the cache: they fell behind the event window, or the cache relisted.",
 	}, labels))
 	if err != nil {
 		return nil, err
