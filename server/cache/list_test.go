@@ -2,7 +2,10 @@ package cache
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -222,5 +225,90 @@ func TestMetricsSharedAcrossCaches(t *testing.T) {
 	w.Stop()
 	if v := metricValue(t, h.cache.metrics.watchers); v != 0 {
 		t.Errorf("watchers after Stop: %v", v)
+	}
+}
+
+// TestRandomizedListsMatchStore compares the cache's lists at random
+// revisions inside its window (snapshots rebuilt by undoing newer events),
+// in random namespaces, with random selectors and page sizes, with the
+// store's lists of etcd at the same revisions.
+func TestRandomizedListsMatchStore(t *testing.T) {
+	h := newHarness(t, WithWindow(128))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var revs []int64
+	for range 300 {
+		ns, name := []string{"a", "b", "c"}[rng.IntN(3)], fmt.Sprintf("k%d", rng.IntN(8))
+		key := storage.Key(ns, name)
+		var out *widget
+		var err error
+		switch rng.IntN(3) {
+		case 0:
+			out, err = h.cache.Create(h.ctx, key, storagetest.NewWidget(ns, name, "red", "tier", []string{"web", "db"}[rng.IntN(2)]))
+		case 1:
+			out, err = h.cache.GuaranteedUpdate(h.ctx, key, nil, func(w *widget) (*widget, error) {
+				w.Labels["tier"] = []string{"web", "db"}[rng.IntN(2)]
+				w.Spec.Size++
+				return w, nil
+			})
+		default:
+			out, err = h.cache.Delete(h.ctx, key, nil)
+		}
+		if err == nil {
+			revs = append(revs, mustRV(t, out))
+		}
+	}
+	waitRevision(t, h.cache, revs[len(revs)-1])
+	h.cache.mu.RLock()
+	windowStart := h.cache.hist.start
+	h.cache.mu.RUnlock()
+	lists := h.src.lists.Load()
+	checked := 0
+	for range 60 {
+		rev := revs[rng.IntN(len(revs))]
+		if rev < windowStart {
+			continue
+		}
+		opts := storage.ListOptions{
+			Namespace:            []string{"", "a", "b"}[rng.IntN(3)],
+			ResourceVersion:      storage.FormatResourceVersion(rev),
+			ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+			Limit:                int64(rng.IntN(4)),
+		}
+		if rng.IntN(2) == 0 {
+			opts.Predicate.Label = labelSel(t, "tier=web")
+		}
+		got, want := pages(t, h.cache, opts), pages(t, h.src.Store, opts)
+		if !equalStrings(got, want) {
+			t.Errorf("list %+v: cache %v, store %v", opts, got, want)
+		}
+		checked++
+	}
+	if n := h.src.lists.Load() - lists; n != 0 {
+		t.Errorf("%d lists inside the window reached the store", n)
+	}
+	t.Logf("%d lists compared, window from %d to %d", checked, windowStart, revs[len(revs)-1])
+}
+
+// pages lists everything opts select, page by page, and describes each
+// page: its items and whether it is complete.
+func pages(t *testing.T, s storage.Interface[*widget], opts storage.ListOptions) []string {
+	t.Helper()
+	var out []string
+	for {
+		l, err := s.GetList(t.Context(), opts)
+		if err != nil {
+			t.Fatalf("list %+v: %v", opts, err)
+		}
+		remaining := "-"
+		if l.RemainingItemCount != nil {
+			remaining = fmt.Sprint(*l.RemainingItemCount)
+		}
+		out = append(out, fmt.Sprintf("%d %v more=%v remaining=%s", l.ResourceVersion, names(l.Items), l.Continue != "", remaining))
+		if l.Continue == "" {
+			return out
+		}
+		opts = storage.ListOptions{Namespace: opts.Namespace, Predicate: opts.Predicate, Limit: opts.Limit, Continue: l.Continue}
 	}
 }
