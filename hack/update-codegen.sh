@@ -44,7 +44,13 @@ echo "generating for: ${dirs[*]}"
   k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
   "${pkgs[@]}"
 
-"$bin/applyconfiguration-gen" --go-header-file "$header" \
+# The server wiring comes before the apply configurations: their type
+# converter needs the OpenAPI schema of every kind, which the server states.
+"$bin/apiserver-gen" --go-header-file "$header" \
+  --output-dir "$out/apiserver" --output-pkg "$module/$out/apiserver" "${pkgs[@]}"
+go run ./hack/openapi-schema >"$bin/openapi-schema.json"
+
+"$bin/applyconfiguration-gen" --go-header-file "$header" --openapi-schema "$bin/openapi-schema.json" \
   --output-dir "$out/applyconfigurations" --output-pkg "$module/$out/applyconfigurations" "${pkgs[@]}"
 
 inputs=()
@@ -61,8 +67,5 @@ for d in "${dirs[@]}"; do inputs+=(--input "${d#apis/}"); done
   --output-dir "$out/informers" --output-pkg "$module/$out/informers" \
   --versioned-clientset-package "$module/$out/clientset/versioned" \
   --listers-package "$module/$out/listers" "${pkgs[@]}"
-
-"$bin/apiserver-gen" --go-header-file "$header" \
-  --output-dir "$out/apiserver" --output-pkg "$module/$out/apiserver" "${pkgs[@]}"
 
 gofmt -s -w "$out" apis

@@ -269,3 +269,8 @@ func writeStatus(w http.ResponseWriter, code int32, reason metav1.StatusReason, 
 	w.WriteHeader(int(code))
 	_, _ = w.Write(body)
 }
+
+// OpenAPIV2JSON is the server's OpenAPI v2 document as served, JSON
+// encoded. `make generate` feeds it to applyconfiguration-gen, whose type
+// converter (used by fake clientsets and Apply) needs every kind's schema.
+func (s *Server) OpenAPIV2JSON() []byte { return s.openAPIV2.body }

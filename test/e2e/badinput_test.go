@@ -37,7 +37,7 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 		{"wrong group version", "POST", base, "application/json", `{"apiVersion":"other.dev/v1","kind":"Database","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
 		{"bad label selector", "GET", base + "?labelSelector=a%20in%20(", "", "", 400, metav1.StatusReasonBadRequest},
 		{"unsupported field selector", "GET", base + "?fieldSelector=spec.nothing%3Dx", "", "", 400, metav1.StatusReasonBadRequest},
-		{"bad continue token", "GET", base + "?limit=1&continue=%%%", "", "", 400, metav1.StatusReasonBadRequest},
+		{"bad continue token", "GET", base + "?limit=1&continue=garbage", "", "", 400, metav1.StatusReasonBadRequest},
 		{"oversized body", "PUT", base + "/orders", "application/json", huge, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"strategic merge patch", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"engine":"mysql"}}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"unknown patch type", "PATCH", base + "/orders", "application/x-nonsense", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},

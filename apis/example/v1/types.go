@@ -10,6 +10,8 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:shortName=db;dbs,categories=all
 // +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=.spec.engine
+// +kubebuilder:selectablefield:JSONPath=.spec.region
 type Database struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -23,15 +23,23 @@ var Database = &resource.Definition[*examplev1.Database]{
 		ShortNames:       []string{"db", "dbs"},
 		Categories:       []string{"all"},
 		HasStatus:        true,
-		SelectableFields: nil,
+		SelectableFields: []string{"spec.engine", "spec.region"},
 		OpenAPIName:      "github.com/apiloom/apiloom/apis/example/v1.Database",
 	},
 	New:        func() *examplev1.Database { return new(examplev1.Database) },
-	Fields:     func(o *examplev1.Database) fields.Set { return resource.ObjectFields(o, true) },
+	Fields:     databaseFields,
 	CopyStatus: func(dst, src *examplev1.Database) { src.Status.DeepCopyInto(&dst.Status) },
 	SpecEqual: func(a, b *examplev1.Database) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
+}
+
+// databaseFields returns the field-selector fields of the Database o.
+func databaseFields(o *examplev1.Database) fields.Set {
+	f := resource.ObjectFields(o, true)
+	f["spec.engine"] = o.Spec.Engine
+	f["spec.region"] = o.Spec.Region
+	return f
 }
 
 // Region defines the regions resource of example.apiloom.dev/v1 (kind Region).

@@ -3,8 +3,11 @@
 package v1
 
 import (
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	internal "github.com/apiloom/apiloom/generated/applyconfigurations/internal"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -30,6 +33,47 @@ func Database(name, namespace string) *DatabaseApplyConfiguration {
 	b.WithKind("Database")
 	b.WithAPIVersion("example.apiloom.dev/v1")
 	return b
+}
+
+// ExtractDatabaseFrom extracts the applied configuration owned by fieldManager from
+// database for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// database must be a unmodified Database API object that was retrieved from the Kubernetes API.
+// ExtractDatabaseFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractDatabaseFrom(database *examplev1.Database, fieldManager string, subresource string) (*DatabaseApplyConfiguration, error) {
+	b := &DatabaseApplyConfiguration{}
+	err := managedfields.ExtractInto(database, internal.Parser().Type("com.github.apiloom.apiloom.apis.example.v1.Database"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(database.Name)
+	b.WithNamespace(database.Namespace)
+
+	b.WithKind("Database")
+	b.WithAPIVersion("example.apiloom.dev/v1")
+	return b, nil
+}
+
+// ExtractDatabase extracts the applied configuration owned by fieldManager from
+// database. If no managedFields are found in database for fieldManager, a
+// DatabaseApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// database must be a unmodified Database API object that was retrieved from the Kubernetes API.
+// ExtractDatabase provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractDatabase(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {
+	return ExtractDatabaseFrom(database, fieldManager, "")
+}
+
+// ExtractDatabaseStatus extracts the applied configuration owned by fieldManager from
+// database for the status subresource.
+func ExtractDatabaseStatus(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {
+	return ExtractDatabaseFrom(database, fieldManager, "status")
 }
 
 func (b DatabaseApplyConfiguration) IsApplyConfiguration() {}

@@ -3,8 +3,11 @@
 package v1
 
 import (
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	internal "github.com/apiloom/apiloom/generated/applyconfigurations/internal"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -27,6 +30,40 @@ func Region(name string) *RegionApplyConfiguration {
 	b.WithKind("Region")
 	b.WithAPIVersion("example.apiloom.dev/v1")
 	return b
+}
+
+// ExtractRegionFrom extracts the applied configuration owned by fieldManager from
+// region for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// region must be a unmodified Region API object that was retrieved from the Kubernetes API.
+// ExtractRegionFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractRegionFrom(region *examplev1.Region, fieldManager string, subresource string) (*RegionApplyConfiguration, error) {
+	b := &RegionApplyConfiguration{}
+	err := managedfields.ExtractInto(region, internal.Parser().Type("com.github.apiloom.apiloom.apis.example.v1.Region"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(region.Name)
+
+	b.WithKind("Region")
+	b.WithAPIVersion("example.apiloom.dev/v1")
+	return b, nil
+}
+
+// ExtractRegion extracts the applied configuration owned by fieldManager from
+// region. If no managedFields are found in region for fieldManager, a
+// RegionApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// region must be a unmodified Region API object that was retrieved from the Kubernetes API.
+// ExtractRegion provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractRegion(region *examplev1.Region, fieldManager string) (*RegionApplyConfiguration, error) {
+	return ExtractRegionFrom(region, fieldManager, "")
 }
 
 func (b RegionApplyConfiguration) IsApplyConfiguration() {}
