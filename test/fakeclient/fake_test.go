@@ -30,8 +30,9 @@ func TestFakeClientsetAndInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	regionLister := factory.Example().V1().Regions().Lister()
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	informerCtx, stop := context.WithCancel(ctx)
+	defer func() { stop(); factory.Shutdown() }()
+	factory.Start(informerCtx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 
 	if _, err := regionLister.Get("eu-central"); err != nil {
