@@ -79,7 +79,7 @@ func connectEtcd(ctx context.Context, o *Options) (*etcdBackend, error) {
 func startEmbeddedEtcd(ctx context.Context, dir string) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
-	cfg.LogLevel = "error"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(embeddedEtcdLogger())
 	client := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}

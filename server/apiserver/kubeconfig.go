@@ -3,8 +3,8 @@ package apiserver
 import (
 	"os"
 
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // writeKubeconfig writes a kubeconfig for the admin user so that

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -87,6 +89,12 @@ func (c *codeRecorder) Flush() {
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Hijack passes through for WebSocket watches, whose library asserts
+// http.Hijacker directly.
+func (c *codeRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(c.ResponseWriter).Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the connection (WebSocket hijack).

@@ -43,7 +43,9 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 		{"unknown patch type", "PATCH", base + "/orders", "application/x-nonsense", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"malformed merge patch", "PATCH", base + "/orders", "application/merge-patch+json", `{"spec":`, 400, metav1.StatusReasonBadRequest},
 		{"update without resourceVersion", "PUT", base + "/orders", "application/json", `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"orders"},"spec":{"engine":"mysql"}}`, 422, metav1.StatusReasonInvalid},
-		{"strict unknown field", "PATCH", base + "/orders?fieldValidation=Strict", "application/merge-patch+json", `{"spec":{"enginee":"mysql"}}`, 400, metav1.StatusReasonBadRequest},
+		// As kube-apiserver: a strict create is a BadRequest, a strict patch Invalid.
+		{"strict unknown field on create", "POST", base + "?fieldValidation=Strict", "application/json", `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"strict"},"spec":{"enginee":"mysql"}}`, 400, metav1.StatusReasonBadRequest},
+		{"strict unknown field on patch", "PATCH", base + "/orders?fieldValidation=Strict", "application/merge-patch+json", `{"spec":{"enginee":"mysql"}}`, 422, metav1.StatusReasonInvalid},
 		{"watch-list without NotOlderThan", "GET", base + "?watch=true&sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid},
 		{"resourceVersionMatch without resourceVersion", "GET", base + "?resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid},
 		{"method not allowed", "POST", base + "/orders", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},

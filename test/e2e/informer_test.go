@@ -105,9 +105,8 @@ func testInformer(t *testing.T, watchList bool, opts ...testserver.Option) {
 			t.Fatalf("informer for %v did not sync", typ)
 		}
 	}
-	if !rec.has("ADDED before-start") {
-		t.Fatalf("after sync the informer has not seen the existing object: %v", rec.events)
-	}
+	// Handlers are notified asynchronously after the store syncs.
+	eventually(t, "ADDED before-start", func(context.Context) (bool, error) { return rec.has("ADDED before-start"), nil })
 
 	if _, err := dbs.Create(ctx, newDatabase("live"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
