@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiloom/apiloom/generated/apiserver"
-	"github.com/apiloom/apiloom/server/registry"
 	serverpkg "github.com/apiloom/apiloom/server/apiserver"
+	"github.com/apiloom/apiloom/server/registry"
 )
 
 func main() {
