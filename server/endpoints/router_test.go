@@ -1,0 +1,65 @@
+package endpoints
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// routeRecorder is a Resource that records the route it is given.
+type routeRecorder struct {
+	info resource.Info
+	got  *route
+}
+
+func (r *routeRecorder) Info() *resource.Info { return &r.info }
+func (r *routeRecorder) serve(w http.ResponseWriter, _ *http.Request, rt route) {
+	*r.got = rt
+	w.WriteHeader(http.StatusTeapot)
+}
+
+func TestRouter(t *testing.T) {
+	var got route
+	h := NewHandler(
+		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "dbs", Namespaced: true, HasStatus: true}, got: &got},
+		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "regions"}, got: &got},
+		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "namespaces"}, got: &got},
+	)
+	for _, tc := range []struct {
+		path string
+		want *route // nil: 404
+	}{
+		{"/apis/g.io/v1/namespaces/ns/dbs", &route{namespace: "ns"}},
+		{"/apis/g.io/v1/namespaces/ns/dbs/x", &route{namespace: "ns", name: "x"}},
+		{"/apis/g.io/v1/namespaces/ns/dbs/x/status", &route{namespace: "ns", name: "x", status: true}},
+		{"/apis/g.io/v1/dbs", &route{}},
+		{"/apis/g.io/v1/regions", &route{}},
+		{"/apis/g.io/v1/regions/eu", &route{name: "eu"}},
+		// A cluster-scoped resource named "namespaces" keeps its paths.
+		{"/apis/g.io/v1/namespaces/ns", &route{name: "ns"}},
+		{"/apis/g.io/v1/namespaces", &route{}},
+		{"/apis/g.io/v1/dbs/x", nil},
+		{"/apis/g.io/v1/namespaces/ns/dbs/x/scale", nil},
+		{"/apis/g.io/v1/namespaces/ns/dbs/x/status/more", nil},
+		{"/apis/g.io/v1/regions/eu/status", nil},
+		{"/apis/g.io/v1/namespaces/ns/regions", nil},
+		{"/apis/g.io/v1/widgets", nil},
+		{"/apis/g.io/v2/dbs", nil},
+		{"/apis/g.io/v1/namespaces//dbs", nil},
+		{"/apis/g.io/v1/dbs/", nil},
+		{"/apis/g.io/v1", nil},
+		{"/api/v1/pods", nil},
+	} {
+		got = route{name: "unset"}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		switch {
+		case tc.want == nil && rec.Code != http.StatusNotFound:
+			t.Errorf("%s: %d, want 404", tc.path, rec.Code)
+		case tc.want != nil && (rec.Code != http.StatusTeapot || got != *tc.want):
+			t.Errorf("%s: %d %+v, want %+v", tc.path, rec.Code, got, *tc.want)
+		}
+	}
+}
