@@ -15,7 +15,7 @@ import (
 // taken), the namespace from the URL. dryRun=All checks everything,
 // including that the name is free, and stores nothing.
 func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return storageStatus(err, h.gr, obj.GetName(), verbOther)
 	}
-	return h.writeObject(w, r, out, http.StatusCreated, created, in.warnings)
+	return h.writeObject(w, out, http.StatusCreated, created, in.warnings)
 }
 
 // dryRunCreate checks that a create at key would not collide, as

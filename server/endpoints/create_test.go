@@ -136,6 +136,10 @@ func TestCreate(t *testing.T) {
 	t.Run("not acceptable", func(t *testing.T) {
 		e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/vnd.kubernetes.protobuf").
 			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml")
+		e.do("POST", base+"?includeObject=Everything", "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+			wantStatus(t, 400, metav1.StatusReasonBadRequest, "")
+		e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").
+			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "you requested PartialObjectMetadataList, but the requested object is not a list")
 		e.do("GET", base+"/na", "", "").wantStatus(t, 404, metav1.StatusReasonNotFound, "")
 	})
 

@@ -25,7 +25,7 @@ const deleteCollectionPageSize = 10000
 // Propagation policies are accepted and, without a garbage collector,
 // change nothing.
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
-	return h.writeObject(w, r, out, http.StatusOK, obj, nil)
+	return h.writeObject(w, out, http.StatusOK, obj, nil)
 }
 
 // deleteCollection serves DELETE on a collection: every object the list
@@ -45,12 +45,9 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 // them. Objects that vanish meanwhile are skipped. Like kube-apiserver it
 // is not atomic: an error ends it with some objects deleted.
 func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, objectList)
 	if err != nil {
 		return err
-	}
-	if out.target != asObject {
-		return notAcceptableView("deletecollection responds with the deleted objects only")
 	}
 	lr, err := h.parseListOptions(r.URL.Query(), rt.namespace, "")
 	if err != nil {
@@ -88,13 +85,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		}
 		lr.opts.Continue, lr.opts.ResourceVersion, lr.opts.ResourceVersionMatch = list.Continue, "", ""
 	}
-	w.Header().Set("Content-Type", mediaJSON)
-	w.WriteHeader(http.StatusOK)
-	lm := metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)}
-	if err := h.encodeList(w, items, lm, out, metav1.TableOptions{}); err != nil {
-		streamFailed(r, "deletecollection", err)
-	}
-	return nil
+	return h.writeList(w, r, out, items, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has
@@ -110,6 +101,7 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 			return zero, err
 		}
 		if len(current.GetFinalizers()) > 0 {
+			current = copyObject(current) // may be shared with other readers
 			markDeleting(current, time.Now())
 		}
 		return current, nil

@@ -46,9 +46,10 @@ func FuzzListOptions(f *testing.F) {
 			}
 		}
 		r := httptest.NewRequest("GET", "/", nil)
+		r.URL.RawQuery = query
 		r.Header.Set("Accept", accept)
-		for _, stream := range []bool{false, true} {
-			if _, err := negotiate(r, stream); err != nil {
+		for _, a := range []answer{oneObject, objectList, eventStream} {
+			if _, err := negotiate(r, a); err != nil {
 				wantClientError(t, "accept "+accept, err)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // the same object). ?resourceVersion= is passed to storage: "" is a
 // consistent read, "0" any state, N at least N.
 func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -18,5 +18,5 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
-	return h.writeObject(w, r, out, http.StatusOK, obj, nil)
+	return h.writeObject(w, out, http.StatusOK, obj, nil)
 }

@@ -21,7 +21,11 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
-	out, err := negotiate(r, lr.watch)
+	a := objectList
+	if lr.watch {
+		a = eventStream
+	}
+	out, err := negotiate(r, a)
 	if err != nil {
 		return err
 	}
@@ -43,25 +47,18 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 	if err != nil {
 		return storageStatus(err, h.gr, "", v)
 	}
-	lm := metav1.ListMeta{
+	return h.writeList(w, r, out, list.Items, metav1.ListMeta{
 		ResourceVersion:    storage.FormatResourceVersion(list.ResourceVersion),
 		Continue:           list.Continue,
 		RemainingItemCount: list.RemainingItemCount,
-	}
+	})
+}
 
-	var tableOpts metav1.TableOptions
-	switch out.target {
-	case asTable:
-		if tableOpts, err = tableOptions(r.URL.Query()); err != nil {
-			return err
-		}
-	case asPartial:
-		return notAcceptableView("you requested PartialObjectMetadata, but the requested object is a list")
-	}
-
+// writeList answers with items as one list in the negotiated form.
+func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, lm metav1.ListMeta) error {
 	if out.enc == encYAML {
 		var buf bytes.Buffer
-		if err := h.encodeList(&buf, list.Items, lm, out, tableOpts); err != nil {
+		if err := h.encodeList(&buf, items, lm, out); err != nil {
 			return err
 		}
 		data, err := yaml.JSONToYAML(buf.Bytes())
@@ -75,7 +72,7 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 	}
 	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(http.StatusOK)
-	if err := h.encodeList(w, list.Items, lm, out, tableOpts); err != nil {
+	if err := h.encodeList(w, items, lm, out); err != nil {
 		streamFailed(r, "list", err)
 	}
 	return nil
@@ -83,9 +80,9 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 
 // encodeList writes items as one JSON document in the negotiated view: the
 // resource's list kind, a Table, or a PartialObjectMetadataList.
-func (h *handler[O]) encodeList(w io.Writer, items []O, lm metav1.ListMeta, out output, tableOpts metav1.TableOptions) error {
+func (h *handler[O]) encodeList(w io.Writer, items []O, lm metav1.ListMeta, out output) error {
 	if out.target == asTable {
-		t, err := h.table(items, tableOpts, out, true)
+		t, err := h.table(items, out, true)
 		if err != nil {
 			return err
 		}

@@ -45,7 +45,18 @@ type output struct {
 	// metaVersion is the meta.k8s.io version of a Table or partial view:
 	// "v1" or "v1beta1".
 	metaVersion string
+	// table holds the Table view's options (?includeObject=).
+	table metav1.TableOptions
 }
+
+// answer is what a request is answered with, which limits the views.
+type answer int
+
+const (
+	oneObject   answer = iota // get, create, update, patch, delete
+	objectList                // list, deletecollection
+	eventStream               // watch: one object per event
+)
 
 // contentType is the Content-Type of a response in this form.
 // kube-apiserver does not repeat the ;as= parameters for resources.
@@ -59,14 +70,34 @@ func (o output) contentType() string {
 // metaAPIVersion is the apiVersion of a Table or partial view.
 func (o output) metaAPIVersion() string { return metav1.GroupName + "/" + o.metaVersion }
 
-// negotiate picks the response form from the Accept header. Clauses are
-// tried from the highest q down, in header order among equals, and the
+// negotiate picks the response form from the Accept header and checks
+// that the view fits the answer and its options are valid, so that a
+// request fails before it changes anything (406 for a view that does not
+// fit, 400 for bad Table options).
+func negotiate(r *http.Request, a answer) (output, error) {
+	out, err := negotiateMedia(r, a == eventStream)
+	if err != nil {
+		return out, err
+	}
+	switch {
+	case out.target == asPartial && a == objectList:
+		return out, notAcceptableView("you requested PartialObjectMetadata, but the requested object is a list")
+	case out.target == asPartialList && a != objectList:
+		return out, notAcceptableView("you requested PartialObjectMetadataList, but the requested object is not a list")
+	case out.target == asTable:
+		out.table, err = tableOptions(r.URL.Query())
+	}
+	return out, err
+}
+
+// negotiateMedia picks the response form from the Accept header. Clauses
+// are tried from the highest q down, in header order among equals, and the
 // first this server can produce wins. An empty header, */*,
 // application/*, or any list that contains application/json gets JSON,
 // even when protobuf comes first (client-go lists it first when it prefers
 // it). stream is true for watches, which have no YAML form. Nothing
 // acceptable is 406 NotAcceptable.
-func negotiate(r *http.Request, stream bool) (output, error) {
+func negotiateMedia(r *http.Request, stream bool) (output, error) {
 	header := strings.Join(r.Header.Values("Accept"), ",")
 	if strings.TrimSpace(header) == "" {
 		return output{}, nil

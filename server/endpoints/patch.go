@@ -40,7 +40,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil || (mt != mediaJSONPatch && mt != mediaMergePatch) {
 		return unsupportedMediaType(patchTypes...)
 	}
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
-	return h.writeObject(w, r, out, http.StatusOK, result, warnings)
+	return h.writeObject(w, out, http.StatusOK, result, warnings)
 }
 
 // parsedPatch is a validated patch, ready to apply to any object.

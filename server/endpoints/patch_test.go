@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,4 +81,39 @@ func TestPatch(t *testing.T) {
 			t.Fatalf("dry run: got %+v, stored %+v", got.Spec, after.Spec)
 		}
 	})
+}
+
+// TestConcurrentPatches checks that patches retry on conflicts among
+// themselves: every one lands.
+func TestConcurrentPatches(t *testing.T) {
+	e := newEnv(t, false)
+	base := widgetsPath + "concurrent/widgets/"
+	e.createWidget("concurrent", "c", "red")
+	const n = 8
+	codes := make(chan int, n)
+	for i := range n {
+		go func() {
+			r := e.do("PATCH", base+"c", "application/merge-patch+json", fmt.Sprintf(`{"metadata":{"labels":{"l%d":"x"}}}`, i))
+			codes <- r.code
+		}()
+	}
+	for range n {
+		if code := <-codes; code != http.StatusOK {
+			t.Fatalf("patch: %d", code)
+		}
+	}
+	got := e.do("GET", base+"c", "", "").widget(t, http.StatusOK)
+	if len(got.Labels) != n {
+		t.Fatalf("labels %v", got.Labels)
+	}
+}
+
+func TestWriteOptionsValidation(t *testing.T) {
+	e := newEnv(t, false)
+	base := widgetsPath + "opts/widgets"
+	long := strings.Repeat("m", 129)
+	e.do("POST", base+"?fieldManager="+long, "application/json", `{"metadata":{"name":"a"}}`).wantStatus(t, 422, metav1.StatusReasonInvalid, "")
+	e.do("POST", base+"?fieldManager="+long[:128], "application/json", `{"metadata":{"name":"a"}}`).widget(t, http.StatusCreated)
+	e.do("PATCH", base+"/a?force=true", "application/merge-patch+json", `{}`).wantStatus(t, 422, metav1.StatusReasonInvalid, "")
+	e.do("PUT", base+"/a?fieldValidation=strict", "application/json", `{"metadata":{"name":"a"}}`).wantStatus(t, 422, metav1.StatusReasonInvalid, "")
 }

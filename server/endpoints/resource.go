@@ -2,11 +2,11 @@ package endpoints
 
 import (
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"strings"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -14,6 +14,10 @@ import (
 
 // handler serves one resource. Immutable after NewResource and safe for
 // concurrent use; every request's state lives on its goroutine.
+//
+// Objects that storage returns may be shared with other readers (the watch
+// cache hands out its own) and are never modified here: writes work on the
+// copy GuaranteedUpdate passes, or on copyObject's.
 type handler[O resource.Object] struct {
 	def   *resource.Definition[O]
 	store storage.Interface[O]

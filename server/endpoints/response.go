@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -16,27 +15,22 @@ import (
 
 // writeObject answers with one object in the negotiated form: the object
 // itself, a one-row Table or its PartialObjectMetadata. Errors it returns
-// were found before anything was written.
-func (h *handler[O]) writeObject(w http.ResponseWriter, r *http.Request, out output, code int, obj O, warnings []string) error {
+// were found before anything was written; as negotiate validated the form,
+// they can only be encoding failures.
+func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, obj O, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.target {
 	case asObject:
 		data, err = wire.EncodeObject(obj, h.gvk)
 	case asTable:
-		opts, terr := tableOptions(r.URL.Query())
-		if terr != nil {
-			return terr
-		}
 		var t *metav1.Table
-		if t, err = h.table([]O{obj}, opts, out, true); err == nil {
+		if t, err = h.table([]O{obj}, out, true); err == nil {
 			t.ResourceVersion = obj.GetResourceVersion()
 			data, err = json.Marshal(t)
 		}
-	case asPartial:
+	default: // asPartial; negotiate refused the list view
 		data, err = json.Marshal(partialObject(obj, out))
-	default:
-		return notAcceptableView(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", obj))
 	}
 	if err != nil {
 		return err

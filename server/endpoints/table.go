@@ -18,10 +18,11 @@ var tableColumns = []metav1.TableColumnDefinition{
 }
 
 // table renders items as a metav1.Table of the negotiated meta.k8s.io
-// version. Each row carries the object as opts.IncludeObject asks: its
+// version. Each row carries the object as ?includeObject= asks: its
 // PartialObjectMetadata (the default), the whole object, or nothing.
 // headers adds the column definitions; a watch sends them only once.
-func (h *handler[O]) table(items []O, opts metav1.TableOptions, out output, headers bool) (*metav1.Table, error) {
+func (h *handler[O]) table(items []O, out output, headers bool) (*metav1.Table, error) {
+	opts := out.table
 	t := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: out.metaAPIVersion()},
 		Rows:     make([]metav1.TableRow, 0, len(items)),

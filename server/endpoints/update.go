@@ -16,7 +16,7 @@ import (
 // object. The body must carry the stored resourceVersion (422 without one,
 // 409 Conflict with another) and the object's name; it never creates.
 func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, false)
+	out, err := negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
-	return h.writeObject(w, r, out, http.StatusOK, result, in.warnings)
+	return h.writeObject(w, out, http.StatusOK, result, in.warnings)
 }
 
 // prepareWrite is the object to store when obj, sent or patched by the
@@ -106,7 +106,8 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 	if dryRun {
 		var current O
 		if current, err = h.store.Get(ctx, key, storage.GetOptions{}); err == nil {
-			result, err = try(current)
+			// What storage returns may be shared (the watch cache's is).
+			result, err = try(copyObject(current))
 		}
 	} else {
 		result, err = h.store.GuaranteedUpdate(ctx, key, nil, try)

@@ -37,16 +37,6 @@ func watchTimeout(seconds *int64) time.Duration {
 // watcher that fell behind) is sent as an ERROR event and then ends it.
 // A WebSocket upgrade gets the same stream, one event per message.
 func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
-	var tableOpts metav1.TableOptions
-	if out.target == asTable {
-		var err error
-		if tableOpts, err = tableOptions(r.URL.Query()); err != nil {
-			return err
-		}
-	}
-	if out.target == asPartialList {
-		return notAcceptableView("you requested PartialObjectMetadataList, but a watch sends single objects")
-	}
 	ws := isWebSocket(r)
 	if !ws && !canFlush(w) {
 		return apierrors.NewInternalError(errors.New("unable to start watch - can't get http.Flusher"))
@@ -60,7 +50,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	}
 	defer watcher.Stop()
 
-	enc := &eventEncoder[O]{h: h, out: out, tableOpts: tableOpts, headers: true}
+	enc := &eventEncoder[O]{h: h, out: out, headers: true}
 	if ws {
 		serveWebSocket(ctx, w, r, watcher, enc)
 		return nil
@@ -96,14 +86,15 @@ func (h *handler[O]) streamHTTP(ctx context.Context, w http.ResponseWriter, r *h
 			}
 		}
 		clear(events) // let the objects go while waiting
-		if err != nil && endsQuietly(ctx, err) {
+		if err != nil {
+			if !endsQuietly(ctx, err) {
+				_, _ = w.Write(enc.errorFrame(err))
+			}
 			_ = rc.Flush()
 			return
 		}
-		if err != nil {
-			_, _ = w.Write(enc.errorFrame(err))
-		}
-		if ferr := rc.Flush(); ferr != nil || err != nil {
+		if err := rc.Flush(); err != nil {
+			streamFailed(r, "watch flush", err)
 			return
 		}
 	}
@@ -132,9 +123,8 @@ func canFlush(w http.ResponseWriter) bool {
 // eventEncoder turns events into watch frames in the negotiated view. It
 // is used by one watch's goroutine.
 type eventEncoder[O resource.Object] struct {
-	h         *handler[O]
-	out       output
-	tableOpts metav1.TableOptions
+	h   *handler[O]
+	out output
 	// headers is true until the first Table event, which alone carries the
 	// column definitions.
 	headers bool
@@ -153,7 +143,7 @@ func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
 	switch e.out.target {
 	case asTable:
 		var t *metav1.Table
-		if t, err = e.h.table([]O{ev.Object}, e.tableOpts, e.out, e.headers); err == nil {
+		if t, err = e.h.table([]O{ev.Object}, e.out, e.headers); err == nil {
 			e.headers = false
 			t.ResourceVersion = ev.Object.GetResourceVersion()
 			obj, err = json.Marshal(t)
