@@ -61,6 +61,9 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}
+			if b.Log != nil {
+				opts = append(opts, cache.WithLogger(b.Log.With("resource", def.GroupResource().String())))
+			}
 			if b.Metrics != nil {
 				opts = append(opts, cache.WithMetrics(b.Metrics))
 			}
