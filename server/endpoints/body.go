@@ -40,8 +40,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // bodyJSON returns the request body as JSON: JSON as it is, YAML converted.
-// Other content types are 415. strict makes YAML duplicate keys an error,
-// as kube-apiserver's strict YAML decoding does.
+// Other content types are 415. strict (fieldValidation=Strict) makes YAML
+// duplicate keys an error, as kube-apiserver's strict YAML decoding does.
 func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
@@ -82,7 +82,7 @@ type decoded[O runtime.Object] struct {
 // present, must be the resource's (400 otherwise).
 func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.strict())
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict)
 	if err != nil {
 		return out, err
 	}

@@ -145,7 +145,7 @@ func TestCreate(t *testing.T) {
 
 	t.Run("namespaced create needs a namespace", func(t *testing.T) {
 		e.do("POST", "/apis/storagetest.apiloom.dev/v1/widgets", "application/json", `{"metadata":{"name":"x"}}`).
-			wantStatus(t, 405, metav1.StatusReasonMethodNotAllowed, "")
+			wantStatus(t, 405, metav1.StatusReasonMethodNotAllowed, `create is not supported on resources of kind "widgets.storagetest.apiloom.dev"`)
 	})
 }
 

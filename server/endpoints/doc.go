@@ -8,11 +8,15 @@
 // resource.Definition to a storage.Interface (the etcd store or the watch
 // cache); NewHandler routes requests to those resources. Each verb lives in
 // its own file (get.go, list.go, watch.go, create.go, update.go, patch.go,
-// delete.go); what they share is split by concern: the routes (router.go),
-// query options (options.go), request bodies (body.go), content negotiation
-// (negotiate.go), responses and Tables (response.go, table.go), the
-// metadata rules of writes (meta.go) and errors as metav1.Status
-// (status.go).
+// delete.go, with WebSocket watches in websocket.go); what they share is
+// split by concern: the routes (router.go), query options (options.go),
+// request bodies (body.go), content negotiation (negotiate.go), responses
+// and Tables (response.go, table.go), the metadata rules of writes
+// (meta.go, names.go) and errors as metav1.Status (status.go).
+//
+// Objects storage returns may be shared with other readers (the watch
+// cache's are) and are never modified; a watch event the producer encoded
+// once is written as it is.
 //
 // Every failure a client can cause is answered with a metav1.Status
 // carrying the code and reason kube-apiserver would use, and never changes

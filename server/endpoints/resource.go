@@ -102,7 +102,31 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 			return h.deleteCollection(w, r, rt)
 		}
 	}
-	return apierrors.NewMethodNotSupported(h.gr, strings.ToLower(method))
+	return apierrors.NewMethodNotSupported(h.gr, requestVerb(method, rt))
+}
+
+// requestVerb is the API verb of a request for messages: "create" for a
+// POST, "deletecollection" for a DELETE of a collection, and so on.
+func requestVerb(method string, rt route) string {
+	switch method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if rt.name == "" {
+			return "deletecollection"
+		}
+		return "delete"
+	case http.MethodGet:
+		if rt.name == "" {
+			return "list"
+		}
+		return "get"
+	}
+	return strings.ToLower(method)
 }
 
 // validateSegments rejects names and namespaces that cannot be one path

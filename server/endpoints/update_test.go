@@ -143,5 +143,5 @@ func TestStatusSubresource(t *testing.T) {
 	// Resources without status have no /status.
 	e.do("POST", gadgetsPath, "application/json", `{"metadata":{"name":"nostatus"}}`)
 	e.do("GET", gadgetsPath+"/nostatus/status", "", "").wantStatus(t, 404, metav1.StatusReasonNotFound, "the server could not find the requested resource")
-	e.do("DELETE", base+"s/status", "", "").wantStatus(t, 405, metav1.StatusReasonMethodNotAllowed, "")
+	e.do("DELETE", base+"s/status", "", "").wantStatus(t, 405, metav1.StatusReasonMethodNotAllowed, `delete is not supported on resources of kind "widgets.storagetest.apiloom.dev"`)
 }
