@@ -55,14 +55,14 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		serveWebSocket(ctx, w, r, watcher, enc)
 		return nil
 	}
-	h.streamHTTP(ctx, w, r, watcher, enc)
+	streamHTTP(ctx, w, r, watcher, enc)
 	return nil
 }
 
 // streamHTTP writes the watch as a chunked HTTP/1.1 or HTTP/2 response.
 // Everything Next returns is written, then flushed once: a watcher that
 // is behind catches up in few, large writes.
-func (h *handler[O]) streamHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
+func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", mediaJSON)
 	w.WriteHeader(http.StatusOK)
@@ -70,32 +70,41 @@ func (h *handler[O]) streamHTTP(ctx context.Context, w http.ResponseWriter, r *h
 		streamFailed(r, "watch headers", err)
 		return
 	}
+	send := func(frame []byte) error { _, err := w.Write(frame); return err }
+	if err := enc.pump(ctx, watcher, send, rc.Flush); err != nil {
+		streamFailed(r, "watch", err)
+	}
+}
+
+// pump sends the watch's events, one frame each, until the watch ends.
+// Everything one Next returns is sent, then flushed once. A storage error
+// is sent as a final ERROR event; the stream's end, the timeout and the
+// client leaving end it quietly. The error returned is a failure to encode
+// or send, for the log.
+func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], send func([]byte) error, flush func() error) error {
 	events := make([]storage.Event[O], 0, 64)
 	for {
 		var err error
 		events, err = watcher.Next(ctx, events[:0])
 		for i := range events {
-			frame, ferr := enc.frame(&events[i])
-			if ferr != nil {
-				streamFailed(r, "watch encode", ferr)
-				return
+			frame, ferr := e.frame(&events[i])
+			if ferr == nil {
+				ferr = send(frame)
 			}
-			if _, werr := w.Write(frame); werr != nil {
-				streamFailed(r, "watch write", werr)
-				return
+			if ferr != nil {
+				return ferr
 			}
 		}
 		clear(events) // let the objects go while waiting
 		if err != nil {
 			if !endsQuietly(ctx, err) {
-				_, _ = w.Write(enc.errorFrame(err))
+				_ = send(e.errorFrame(err))
 			}
-			_ = rc.Flush()
-			return
+			_ = flush()
+			return nil
 		}
-		if err := rc.Flush(); err != nil {
-			streamFailed(r, "watch flush", err)
-			return
+		if err := flush(); err != nil {
+			return err
 		}
 	}
 }

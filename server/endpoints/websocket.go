@@ -12,6 +12,10 @@ import (
 	"github.com/apiloom/apiloom/server/storage"
 )
 
+// maxClientMessage bounds what a watching client may send in one message;
+// nothing is expected, so more ends the watch.
+const maxClientMessage = 4 << 10
+
 // connectionUpgrade matches a Connection header that asks for an upgrade.
 var connectionUpgrade = regexp.MustCompile(`(?i)(^|[,\s])upgrade($|[,\s])`)
 
@@ -34,6 +38,7 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		// The reader owns nothing but its loop: it ends when the client
 		// closes the socket or when the deferred Close below makes Receive
 		// fail, and the watch waits for it before returning.
+		ws.MaxPayloadBytes = maxClientMessage
 		readerDone := make(chan struct{})
 		go func() {
 			defer close(readerDone)
@@ -44,27 +49,11 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		}()
 		defer func() { _ = ws.Close(); <-readerDone }()
 
-		events := make([]storage.Event[O], 0, 64)
-		for {
-			var err error
-			events, err = watcher.Next(ctx, events[:0])
-			for i := range events {
-				frame, ferr := enc.frame(&events[i])
-				if ferr != nil {
-					streamFailed(r, "websocket encode", ferr)
-					return
-				}
-				if werr := websocket.Message.Send(ws, string(frame)); werr != nil {
-					return
-				}
-			}
-			clear(events)
-			if err != nil {
-				if !endsQuietly(ctx, err) {
-					_ = websocket.Message.Send(ws, string(enc.errorFrame(err)))
-				}
-				return
-			}
+		// One Write is one message; frames are JSON, so text messages.
+		ws.PayloadType = websocket.TextFrame
+		send := func(frame []byte) error { _, err := ws.Write(frame); return err }
+		if err := enc.pump(ctx, watcher, send, func() error { return nil }); err != nil {
+			streamFailed(r, "websocket watch", err)
 		}
 	}).ServeHTTP(w, r)
 }
