@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 
 	jsoniter "github.com/json-iterator/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,27 @@ func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
 	default:
 		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
 	}
+}
+
+// readWrite reads what a create or an update starts from, failing before
+// anything is stored: the response form, the write options (parsed by
+// parse) and the object in the body.
+func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (writeOptions, error)) (output, writeOptions, decoded[O], error) {
+	var in decoded[O]
+	out, err := negotiate(r, oneObject)
+	if err != nil {
+		return out, writeOptions{}, in, err
+	}
+	opts, err := parse(r.URL.Query())
+	if err != nil {
+		return out, opts, in, err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return out, opts, in, err
+	}
+	in, err = h.decodeObject(r, body, opts)
+	return out, opts, in, err
 }
 
 // decoded is a request object and the warnings its decoding produced.

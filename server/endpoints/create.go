@@ -15,19 +15,7 @@ import (
 // taken), the namespace from the URL. dryRun=All checks everything,
 // including that the name is free, and stores nothing.
 func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
-	if err != nil {
-		return err
-	}
-	opts, err := parseCreateOptions(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := h.decodeObject(r, body, opts)
+	out, opts, in, err := h.readWrite(w, r, parseCreateOptions)
 	if err != nil {
 		return err
 	}

@@ -16,19 +16,7 @@ import (
 // object. The body must carry the stored resourceVersion (422 without one,
 // 409 Conflict with another) and the object's name; it never creates.
 func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
-	if err != nil {
-		return err
-	}
-	opts, err := parseUpdateOptions(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := h.decodeObject(r, body, opts)
+	out, opts, in, err := h.readWrite(w, r, parseUpdateOptions)
 	if err != nil {
 		return err
 	}
