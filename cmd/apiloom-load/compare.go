@@ -1,0 +1,164 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// metric is one row of the comparison table.
+type metric struct {
+	name string
+	// value extracts the figure; ok is false where the run has none.
+	value func(*result) (v float64, ok bool)
+	// format renders it.
+	format string
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func fanoutMetric(name, format string, f func(*fanoutResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.Fanout == nil {
+			return 0, false
+		}
+		return f(r.Fanout), true
+	}, format}
+}
+
+func idleMetric(name, format string, f func(*idleResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.Idle == nil {
+			return 0, false
+		}
+		return f(r.Idle), true
+	}, format}
+}
+
+func listMetric(name, format string, f func(*listResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.List == nil {
+			return 0, false
+		}
+		return f(r.List), true
+	}, format}
+}
+
+func baselineMetric(name, format string, f func(*baselineResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.Baseline == nil {
+			return 0, false
+		}
+		return f(r.Baseline), true
+	}, format}
+}
+
+// comparisonMetrics are the rows of the side-by-side table.
+var comparisonMetrics = []metric{
+	fanoutMetric("fanout watchers", "%.0f", func(f *fanoutResult) float64 { return float64(f.Watchers) }),
+	fanoutMetric("fanout writes/s achieved", "%.1f", func(f *fanoutResult) float64 { return f.Writer.Rate }),
+	fanoutMetric("fanout events delivered", "%.0f", func(f *fanoutResult) float64 { return float64(f.Events.Delivered) }),
+	fanoutMetric("fanout missing+dup+disorder", "%.0f", func(f *fanoutResult) float64 {
+		return float64(f.Events.Missing + f.Events.Duplicates + f.Events.OutOfOrder + f.Events.Unexpected)
+	}),
+	fanoutMetric("fanout watchers dropped", "%.0f", func(f *fanoutResult) float64 { return float64(f.Dropped) }),
+	fanoutMetric("fanout write→all p50 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.P50) }),
+	fanoutMetric("fanout write→all p99 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.P99) }),
+	fanoutMetric("fanout write→all max ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.Max) }),
+	fanoutMetric("fanout write latency p50 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Writer.Latency.P50) }),
+	fanoutMetric("fanout server CPU s", "%.2f", func(f *fanoutResult) float64 { return f.ServerCPU.Seconds() }),
+	fanoutMetric("fanout server CPU µs/event", "%.2f", func(f *fanoutResult) float64 { return usOf(f.CPUPerEvent) }),
+	{"fanout CPU/event ÷ loopback write", func(r *result) (float64, bool) {
+		if r.Fanout == nil || r.Baseline == nil || r.Baseline.LoopbackWrite == 0 {
+			return 0, false
+		}
+		return ratio(r.Fanout.CPUPerEvent, r.Baseline.LoopbackWrite), true
+	}, "%.1f"},
+	fanoutMetric("fanout load generator CPU s", "%.2f", func(f *fanoutResult) float64 { return f.LoadGenCPU.Seconds() }),
+	idleMetric("idle watchers", "%.0f", func(i *idleResult) float64 { return float64(i.Watchers) }),
+	idleMetric("idle still delivering after hold", "%.0f", func(i *idleResult) float64 { return float64(i.MarkerSawAfterHold) }),
+	idleMetric("idle open time s", "%.2f", func(i *idleResult) float64 { return i.OpenTime.Seconds() }),
+	idleMetric("idle RSS before MiB", "%.1f", func(i *idleResult) float64 { return float64(i.RSSBeforeKiB) / 1024 }),
+	idleMetric("idle RSS after MiB", "%.1f", func(i *idleResult) float64 { return float64(i.RSSAfterKiB) / 1024 }),
+	idleMetric("idle RSS KiB/watcher", "%.1f", func(i *idleResult) float64 { return i.RSSPerWatcherKiB }),
+	idleMetric("idle heap KiB/watcher", "%.1f", func(i *idleResult) float64 { return i.HeapPerWatcherKiB }),
+	idleMetric("idle goroutines/watcher", "%.2f", func(i *idleResult) float64 { return i.GoroutinesPerWatcher }),
+	idleMetric("idle server CPU s during hold", "%.2f", func(i *idleResult) float64 { return i.IdleCPU.Seconds() }),
+	listMetric("list items", "%.0f", func(l *listResult) float64 { return float64(l.Items) }),
+	listMetric("list creates/s", "%.0f", func(l *listResult) float64 { return l.CreateRate }),
+	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
+	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
+	baselineMetric("baseline loopback write µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.LoopbackWrite) }),
+	baselineMetric("baseline TLS write µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.TLSWrite) }),
+	baselineMetric("baseline json encode µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.JSONEncode) }),
+}
+
+var errCompareArgs = errors.New("apiloom-load compare: arguments are FILE.json ...")
+
+// runCompare prints the runs side by side, with each later run's figures
+// also as a ratio to the first run's.
+func runCompare(w io.Writer, paths []string) error {
+	if len(paths) == 0 {
+		return errCompareArgs
+	}
+	runs := make([]*result, 0, len(paths))
+	for _, p := range paths {
+		r, err := readResult(p)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	compareTable(w, runs)
+	for _, r := range runs {
+		for _, v := range r.violations() {
+			fmt.Fprintf(w, "! %s: %s\n", r.Label, v)
+		}
+	}
+	return nil
+}
+
+// compareTable writes the metrics table for runs; the first run is the
+// reference for the ratio columns.
+func compareTable(w io.Writer, runs []*result) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	defer tw.Flush()
+	head := []string{"metric"}
+	for _, r := range runs {
+		head = append(head, r.Label)
+	}
+	for _, r := range runs[1:] {
+		head = append(head, r.Label+"/"+runs[0].Label)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, m := range comparisonMetrics {
+		cells := []string{m.name}
+		ref, refOK := m.value(runs[0])
+		have := false
+		for _, r := range runs {
+			v, ok := m.value(r)
+			if !ok {
+				cells = append(cells, "-")
+				continue
+			}
+			have = true
+			cells = append(cells, fmt.Sprintf(m.format, v))
+		}
+		if !have {
+			continue
+		}
+		for _, r := range runs[1:] {
+			v, ok := m.value(r)
+			if !ok || !refOK || ref == 0 {
+				cells = append(cells, "-")
+				continue
+			}
+			cells = append(cells, fmt.Sprintf("%.2f", v/ref))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/accounting"
+)
+
+func TestCompareRatios(t *testing.T) {
+	dir := t.TempDir()
+	a := &result{Label: "apiloom", Fanout: &fanoutResult{Watchers: 10, CPUPerEvent: 2 * time.Microsecond,
+		Events: accounting.Report{Delivered: 100}}, Baseline: &baselineResult{LoopbackWrite: time.Microsecond}}
+	b := &result{Label: "kube", Fanout: &fanoutResult{Watchers: 10, CPUPerEvent: 6 * time.Microsecond,
+		Events: accounting.Report{Delivered: 90, Missing: 10}}}
+	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := a.write(pa); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.write(pb); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runCompare(&out, []string{pa, pb}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	row := func(name string) []string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, name) {
+				return strings.Fields(strings.TrimSpace(strings.ReplaceAll(l, name, "")))
+			}
+		}
+		t.Fatalf("no row %q in\n%s", name, s)
+		return nil
+	}
+	if got := row("fanout server CPU µs/event"); strings.Join(got, " ") != "2.00 6.00 3.00" {
+		t.Errorf("CPU row = %v, want 2.00 6.00 3.00", got)
+	}
+	if got := row("fanout CPU/event ÷ loopback write"); strings.Join(got, " ") != "2.0 - -" {
+		t.Errorf("baseline ratio row = %v", got)
+	}
+	if strings.Contains(s, "idle watchers") {
+		t.Error("rows without any figure must be left out")
+	}
+	if !strings.Contains(s, "! kube: fanout: missing 10") {
+		t.Errorf("violations not reported:\n%s", s)
+	}
+	if err := runCompare(&out, nil); err == nil {
+		t.Error("compare without files succeeded")
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP go_goroutines Number of goroutines.
+# TYPE go_goroutines gauge
+go_goroutines 1234
+go_memstats_heap_inuse_bytes 5.5e+06
+go_gc_duration_seconds{quantile="0"} 1e-05
+`
+	m, err := parseMetrics(bufio.NewScanner(strings.NewReader(text)), []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "absent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["go_goroutines"] != 1234 || m["go_memstats_heap_inuse_bytes"] != 5.5e6 || len(m) != 2 {
+		t.Fatalf("parseMetrics = %v", m)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := defaultConfig()
+	c.Kubeconfig = "k"
+	if err := c.validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	c.FanoutRate, c.FanoutDuration = 1e6, time.Hour
+	c.PayloadField = "payload"
+	err := c.validate()
+	if err == nil || !strings.Contains(err.Error(), "writes") || !strings.Contains(err.Error(), "payload-field") {
+		t.Fatalf("unbounded run accepted or problems not all named: %v", err)
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// config is everything a run needs; flags fill it and validate checks it
+// once, before anything connects.
+type config struct {
+	Kubeconfig string
+	PIDs       []int
+	Label      string
+	Out        string
+	Timeout    time.Duration
+
+	// The resource under load; namespaced.
+	Group, Version, Resource, Kind, Namespace string
+	// PayloadField is the dotted path of a string field that carries the
+	// ~1 KiB payload; BaseSpec is a JSON object the spec starts from
+	// (required fields of the kind).
+	PayloadField string
+	PayloadBytes int
+	BaseSpec     string
+
+	StreamsPerConn  int
+	OpenConcurrency int
+
+	FanoutWatchers int
+	FanoutRate     float64
+	FanoutDuration time.Duration
+	FanoutObjects  int
+	Drain          time.Duration
+
+	IdleWatchers int
+	IdleHold     time.Duration
+
+	ListObjects     int
+	ListRepeats     int
+	ListCreators    int
+	ListCompression bool
+
+	BaselineTime time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		Label:   "apiloom",
+		Timeout: 15 * time.Minute,
+		Group:   "example.apiloom.dev", Version: "v1", Resource: "databases", Kind: "Database", Namespace: "bench",
+		PayloadField: "spec.version", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
+		StreamsPerConn: 900, OpenConcurrency: 100,
+		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
+		IdleWatchers: 10000, IdleHold: 10 * time.Second,
+		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListCompression: true,
+		BaselineTime: 500 * time.Millisecond,
+	}
+}
+
+func (c *config) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig of the server under load (its server must be a loopback address)")
+	fs.IntSliceVar(&c.PIDs, "pid", c.PIDs, "server process(es) to read CPU and RSS from /proc; repeat for a server with a separate etcd (figures are summed)")
+	fs.StringVar(&c.Label, "label", c.Label, "name of this target in the results")
+	fs.StringVar(&c.Out, "out", c.Out, "write the results as JSON to this file")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "bound on the whole run")
+	fs.StringVar(&c.Group, "group", c.Group, "API group of the resource")
+	fs.StringVar(&c.Version, "version", c.Version, "API version of the resource")
+	fs.StringVar(&c.Resource, "resource", c.Resource, "plural resource name")
+	fs.StringVar(&c.Kind, "kind", c.Kind, "kind of the resource")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace to work in (must exist where the server checks)")
+	fs.StringVar(&c.PayloadField, "payload-field", c.PayloadField, "dotted path of a string field to carry the payload")
+	fs.IntVar(&c.PayloadBytes, "payload-bytes", c.PayloadBytes, "payload size in bytes (the object is ~this plus ~200 bytes of metadata)")
+	fs.StringVar(&c.BaseSpec, "spec", c.BaseSpec, "JSON object the spec of every object starts from")
+	fs.IntVar(&c.StreamsPerConn, "streams-per-conn", c.StreamsPerConn, "watch streams per HTTP/2 connection")
+	fs.IntVar(&c.OpenConcurrency, "open-concurrency", c.OpenConcurrency, "watch requests in flight while opening watchers")
+	fs.IntVar(&c.FanoutWatchers, "fanout-watchers", c.FanoutWatchers, "fanout: watchers")
+	fs.Float64Var(&c.FanoutRate, "fanout-rate", c.FanoutRate, "fanout: updates per second")
+	fs.DurationVar(&c.FanoutDuration, "fanout-duration", c.FanoutDuration, "fanout: how long to write")
+	fs.IntVar(&c.FanoutObjects, "fanout-objects", c.FanoutObjects, "fanout: objects the updates rotate over")
+	fs.DurationVar(&c.Drain, "drain", c.Drain, "fanout: how long to wait after the last write for every watcher to catch up")
+	fs.IntVar(&c.IdleWatchers, "idle-watchers", c.IdleWatchers, "idle: watchers")
+	fs.DurationVar(&c.IdleHold, "idle-hold", c.IdleHold, "idle: how long to hold the watchers open before checking them")
+	fs.IntVar(&c.ListObjects, "list-objects", c.ListObjects, "list: objects to create")
+	fs.IntVar(&c.ListRepeats, "list-repeats", c.ListRepeats, "list: LISTs of each kind")
+	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates")
+	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
+	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
+}
+
+// Limits that keep a run bounded whatever the flags say.
+const (
+	maxWatchers = 50000
+	maxWrites   = 100000
+	maxObjects  = 100000
+)
+
+var errConfig = errors.New("apiloom-load: invalid flags")
+
+func (c *config) validate() error {
+	var problems []string
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		}
+	}
+	check(c.Kubeconfig != "", "--kubeconfig is required")
+	check(c.Version != "" && c.Resource != "" && c.Kind != "" && c.Namespace != "", "--version, --resource, --kind and --namespace must be set")
+	check(strings.Count(c.PayloadField, ".") >= 1 && !strings.Contains(c.PayloadField, ".."), "--payload-field must be a dotted path such as spec.payload")
+	check(c.PayloadBytes >= 16 && c.PayloadBytes <= 1<<20, "--payload-bytes must be in [16, 1Mi]")
+	check(c.Timeout > 0 && c.Timeout <= 2*time.Hour, "--timeout must be in (0, 2h]")
+	check(c.StreamsPerConn >= 1 && c.StreamsPerConn <= 10000, "--streams-per-conn must be in [1, 10000]")
+	check(c.OpenConcurrency >= 1 && c.OpenConcurrency <= 1000, "--open-concurrency must be in [1, 1000]")
+	check(c.FanoutWatchers >= 1 && c.FanoutWatchers <= maxWatchers, "--fanout-watchers must be in [1, %d]", maxWatchers)
+	check(c.IdleWatchers >= 1 && c.IdleWatchers <= maxWatchers, "--idle-watchers must be in [1, %d]", maxWatchers)
+	check(c.FanoutRate > 0 && c.FanoutDuration > 0, "--fanout-rate and --fanout-duration must be positive")
+	check(c.fanoutWrites() >= 1 && c.fanoutWrites() <= maxWrites, "--fanout-rate × --fanout-duration must give 1..%d writes", maxWrites)
+	check(c.FanoutObjects >= 1 && c.FanoutObjects <= 1000, "--fanout-objects must be in [1, 1000]")
+	check(c.ListObjects >= 1 && c.ListObjects <= maxObjects, "--list-objects must be in [1, %d]", maxObjects)
+	check(c.ListRepeats >= 1 && c.ListRepeats <= 100, "--list-repeats must be in [1, 100]")
+	check(c.ListCreators >= 1 && c.ListCreators <= 64, "--list-creators must be in [1, 64]")
+	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// fanoutWrites is the number of updates the fanout writer makes.
+func (c *config) fanoutWrites() int {
+	return int(c.FanoutRate * c.FanoutDuration.Seconds())
+}

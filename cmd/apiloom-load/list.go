@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/accounting"
+)
+
+// listResult is the outcome of the list scenario.
+type listResult struct {
+	Objects     int           `json:"objects"`
+	Created     int64         `json:"created"`
+	CreateTime  time.Duration `json:"createTime"`
+	CreateRate  float64       `json:"createRate"`
+	CreateError string        `json:"createError,omitempty"`
+	// Items is how many objects a LIST returned (the namespace may hold
+	// the other scenarios' objects too); Bytes is the body's size after
+	// any decompression; Compressed says whether it came gzipped.
+	Items      int  `json:"items"`
+	Bytes      int  `json:"bytes"`
+	Compressed bool `json:"compressed"`
+	// RV0 and Consistent are the LIST times, resourceVersion=0 and unset.
+	RV0        listTimes `json:"rv0"`
+	Consistent listTimes `json:"consistent"`
+}
+
+type listTimes struct {
+	Median time.Duration   `json:"median"`
+	All    []time.Duration `json:"all"`
+}
+
+// runList creates the objects (skipping those that exist) and times
+// whole LISTs, without pagination, as an informer's fallback list and
+// kubectl's RV=0 reads do.
+func runList(ctx context.Context, c *config, t *target, objs *objectFactory, logf logFunc) (*listResult, error) {
+	res := &listResult{Objects: c.ListObjects}
+	logf("list: creating %d objects with %d creators", c.ListObjects, c.ListCreators)
+	start := time.Now()
+	var next, created atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range c.ListCreators {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(c.ListObjects) || ctx.Err() != nil {
+					return
+				}
+				_, err := t.writer.Create(ctx, objs.object(fmt.Sprintf("load-list-%06d", i), "list"), metav1.CreateOptions{})
+				switch {
+				case err == nil:
+					created.Add(1)
+				case apierrors.IsAlreadyExists(err):
+				default:
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.CreateTime = time.Since(start)
+	res.Created = created.Load()
+	res.CreateRate = float64(res.Created) / res.CreateTime.Seconds()
+	if e, ok := firstErr.Load().(string); ok {
+		res.CreateError = e
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	logf("list: created %d in %v; timing LISTs", res.Created, res.CreateTime.Round(time.Millisecond))
+
+	for i := range c.ListRepeats * 2 {
+		rv0 := i%2 == 0
+		d, body, compressed, err := timeList(ctx, t, rv0, c.ListCompression)
+		if err != nil {
+			return nil, err
+		}
+		if rv0 {
+			res.RV0.All = append(res.RV0.All, d)
+		} else {
+			res.Consistent.All = append(res.Consistent.All, d)
+		}
+		if i == 0 {
+			var l struct {
+				Items []struct{} `json:"items"`
+			}
+			if err := jsonAPI.Unmarshal(body, &l); err != nil {
+				return nil, fmt.Errorf("decode list: %w", err)
+			}
+			res.Items, res.Compressed = len(l.Items), compressed
+		}
+		res.Bytes = len(body)
+	}
+	res.RV0.Median = accounting.Median(append([]time.Duration(nil), res.RV0.All...))
+	res.Consistent.Median = accounting.Median(append([]time.Duration(nil), res.Consistent.All...))
+	return res, nil
+}
+
+// timeList times one LIST from request to the last byte of the body.
+func timeList(ctx context.Context, t *target, rv0, gzip bool) (time.Duration, []byte, bool, error) {
+	u := t.collection
+	if rv0 {
+		u += "?resourceVersion=0"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if !gzip {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	start := time.Now()
+	resp, err := t.plain.Do(req)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	d := time.Since(start)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, nil, false, fmt.Errorf("LIST: HTTP %d: %.300s", resp.StatusCode, body)
+	}
+	return d, body, resp.Uncompressed, nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+)
+
+// result is one run against one target, as written to --out and read by
+// compare.
+type result struct {
+	Label    string          `json:"label"`
+	Server   string          `json:"server"`
+	Resource string          `json:"resource"`
+	PIDs     []int           `json:"pids,omitempty"`
+	Started  time.Time       `json:"started"`
+	Fanout   *fanoutResult   `json:"fanout,omitempty"`
+	Idle     *idleResult     `json:"idle,omitempty"`
+	List     *listResult     `json:"list,omitempty"`
+	Baseline *baselineResult `json:"baseline,omitempty"`
+	// Failures names scenarios that could not run, with why.
+	Failures map[string]string `json:"failures,omitempty"`
+}
+
+func (r *result) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func readResult(path string) (*result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// violations lists what a correct server must never do and this run saw.
+func (r *result) violations() []string {
+	var v []string
+	if f := r.Fanout; f != nil {
+		e := f.Events
+		if e.Missing != 0 || e.Duplicates != 0 || e.OutOfOrder != 0 || e.Unexpected != 0 {
+			v = append(v, fmt.Sprintf("fanout: missing %d, duplicates %d, out of order %d, unexpected %d", e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
+		}
+		if f.Dropped != 0 {
+			v = append(v, fmt.Sprintf("fanout: %d watchers dropped", f.Dropped))
+		}
+	}
+	if i := r.Idle; i != nil && (i.Dropped != 0 || i.MarkerSawAfterHold != int64(i.Watchers)) {
+		v = append(v, fmt.Sprintf("idle: %d dropped, %d/%d still delivering after the hold", i.Dropped, i.MarkerSawAfterHold, i.Watchers))
+	}
+	for name, why := range r.Failures {
+		v = append(v, name+": "+why)
+	}
+	return v
+}
+
+// print writes a human summary of one run.
+func (r *result) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	defer tw.Flush()
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	fmt.Fprintf(tw, "%s  %s  %s\n", r.Label, r.Server, r.Resource)
+	if b := r.Baseline; b != nil {
+		row("baseline", "1 KiB loopback write %s, TLS write %s, encoding/json encode (%d B) %s, json-iterator decode %s",
+			us(b.LoopbackWrite), us(b.TLSWrite), b.ObjectBytes, us(b.JSONEncode), us(b.JSONDecode))
+	}
+	if f := r.Fanout; f != nil {
+		e := f.Events
+		row("fanout", "%d watchers on %d connections, opened in %v", f.Watchers, f.Connections, f.OpenTime.Round(time.Millisecond))
+		row("  writes", "%d acknowledged of %d at %.1f/s (target %.1f/s), %d errors, write latency p50 %s p99 %s",
+			f.Writer.Acknowledged, f.Writer.Attempted, f.Writer.Rate, f.TargetRate, f.Writer.Errors, ms(f.Writer.Latency.P50), ms(f.Writer.Latency.P99))
+		row("  events", "%d delivered of %d expected; missing %d, duplicates %d, out of order %d, unexpected %d; dropped watchers %d",
+			e.Delivered, e.Expected, e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected, f.Dropped)
+		row("  write→all", "p50 %s  p99 %s  max %s  (%d writes complete)", ms(e.AllReceived.P50), ms(e.AllReceived.P99), ms(e.AllReceived.Max), e.AllReceived.Count)
+		row("  cpu", "server %.2fs over %v = %s per delivered event; load generator %.2fs", f.ServerCPU.Seconds(), f.Window.Round(time.Millisecond), us(f.CPUPerEvent), f.LoadGenCPU.Seconds())
+		if r.Baseline != nil && r.Baseline.LoopbackWrite > 0 && f.CPUPerEvent > 0 {
+			row("  vs baseline", "%.1f× a loopback write, %.1f× a TLS write", ratio(f.CPUPerEvent, r.Baseline.LoopbackWrite), ratio(f.CPUPerEvent, r.Baseline.TLSWrite))
+		}
+		printErrors(tw, f.Errors)
+	}
+	if i := r.Idle; i != nil {
+		row("idle", "%d watchers on %d connections, opened in %v; %d delivering at open, %d after %v; dropped %d",
+			i.Watchers, i.Connections, i.OpenTime.Round(time.Millisecond), i.MarkerSawAtOpen, i.MarkerSawAfterHold, i.Hold, i.Dropped)
+		row("  memory", "RSS %d → %d KiB = %.1f KiB per watcher; heap %.1f KiB per watcher; %.2f goroutines per watcher",
+			i.RSSBeforeKiB, i.RSSAfterKiB, i.RSSPerWatcherKiB, i.HeapPerWatcherKiB, i.GoroutinesPerWatcher)
+		row("  idle cpu", "%.2fs over %v", i.IdleCPU.Seconds(), i.Hold)
+		printErrors(tw, i.Errors)
+	}
+	if l := r.List; l != nil {
+		row("list", "%d objects (%d created at %.0f/s), LIST returns %d items, %d KiB%s",
+			l.Objects, l.Created, l.CreateRate, l.Items, l.Bytes/1024, map[bool]string{true: " (gzip on the wire)"}[l.Compressed])
+		row("  median", "RV=0 %s   consistent %s", ms(l.RV0.Median), ms(l.Consistent.Median))
+		if l.CreateError != "" {
+			row("  create error", "%s", l.CreateError)
+		}
+	}
+	for name, why := range r.Failures {
+		row("FAILED "+name, "%s", why)
+	}
+}
+
+func printErrors(w io.Writer, errs []string) {
+	for _, e := range errs {
+		fmt.Fprintf(w, "  \t! %s\n", e)
+	}
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.2fµs", float64(d)/float64(time.Microsecond)) }
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// logFunc reports progress.
+type logFunc func(format string, args ...any)
+
+func stderrLog(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true}
+
+// run runs the named scenarios in order against the target. A scenario
+// that fails is recorded in the result and the others still run; only a
+// target that cannot be reached at all is an error.
+func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*result, error) {
+	if len(scenarios) == 0 {
+		scenarios = []string{"baseline", "fanout", "idle", "list"}
+	}
+	for _, s := range scenarios {
+		if !knownScenarios[s] {
+			return nil, fmt.Errorf("%w: unknown scenario %q", errConfig, s)
+		}
+	}
+	t, err := newTarget(c)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := newObjectFactory(c)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.currentRV(ctx); err != nil {
+		return nil, err
+	}
+	s := newSampler(t, c.PIDs)
+	r := &result{Label: c.Label, Server: t.cfg.Host, Resource: t.gvr.String(), PIDs: c.PIDs, Started: time.Now()}
+	fail := func(name string, err error) {
+		if r.Failures == nil {
+			r.Failures = map[string]string{}
+		}
+		r.Failures[name] = err.Error()
+		logf("%s: FAILED: %v", name, err)
+	}
+	for _, name := range scenarios {
+		if ctx.Err() != nil {
+			fail(name, ctx.Err())
+			continue
+		}
+		var err error
+		switch name {
+		case "baseline":
+			r.Baseline, err = runBaseline(ctx, c)
+		case "fanout":
+			r.Fanout, err = runFanout(ctx, c, t, objs, s, logf)
+		case "idle":
+			r.Idle, err = runIdle(ctx, c, t, objs, s, logf)
+		case "list":
+			r.List, err = runList(ctx, c, t, objs, logf)
+		}
+		if err != nil {
+			fail(name, err)
+		}
+	}
+	return r, nil
+}
