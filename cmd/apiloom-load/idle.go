@@ -13,10 +13,10 @@ type idleResult struct {
 	// MarkerSawAtOpen and MarkerSawAfterHold count watchers that delivered
 	// a marker right after opening and again after the hold: the second is
 	// the number proven still open.
-	MarkerSawAtOpen    int64    `json:"markerSawAtOpen"`
-	MarkerSawAfterHold int64    `json:"markerSawAfterHold"`
-	Dropped            int64    `json:"dropped"`
-	Errors             []string `json:"errors,omitempty"`
+	MarkerSawAtOpen    int64         `json:"markerSawAtOpen"`
+	MarkerSawAfterHold int64         `json:"markerSawAfterHold"`
+	Dropped            int64         `json:"dropped"`
+	Errors             []string      `json:"errors,omitempty"`
 	Hold               time.Duration `json:"hold"`
 
 	RSSBeforeKiB int64 `json:"rssBeforeKiB"`
