@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"io"
 	"testing"
@@ -284,5 +285,44 @@ func TestWatchStopFromAnotherGoroutine(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("Next did not return after Stop")
+	}
+}
+
+func TestWatchBookmarkBeforeDeadline(t *testing.T) {
+	// The periodic ticker never ticks here: the only bookmark can be the
+	// one before the deadline.
+	h := newHarness(t, withTicker(make(chan time.Time)))
+	from := storage.FormatResourceVersion(h.cache.Revision())
+	other := h.create("b", "x") // moves the revision, but not for namespace a
+	waitRevision(t, h.cache, mustRV(t, other))
+
+	ctx, cancel := context.WithTimeout(t.Context(), finalBookmarkLead+500*time.Millisecond)
+	defer cancel()
+	w, err := h.cache.Watch(ctx, storage.ListOptions{Namespace: "a", ResourceVersion: from, AllowBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	evs, err := w.Next(ctx, nil)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("Next: %v %v", evs, err)
+	}
+	if evs[0].Type != watch.Bookmark || evs[0].Object.ResourceVersion != other.ResourceVersion {
+		t.Fatalf("got %s at %s, want a BOOKMARK at %s", evs[0].Type, evs[0].Object.ResourceVersion, other.ResourceVersion)
+	}
+	if _, ok := ctx.Deadline(); !ok || ctx.Err() != nil {
+		t.Fatalf("bookmark came after the deadline: %v", ctx.Err())
+	}
+
+	// A watch without bookmarks just ends at its deadline.
+	quietCtx, cancelQuiet := context.WithTimeout(t.Context(), finalBookmarkLead+100*time.Millisecond)
+	defer cancelQuiet()
+	q, err := h.cache.Watch(quietCtx, storage.ListOptions{Namespace: "a", ResourceVersion: from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	if evs, err := q.Next(quietCtx, nil); len(evs) != 0 || err == nil {
+		t.Fatalf("watch without bookmarks: %v %v, want no events and the context's error", evs, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -28,6 +29,11 @@ type watcher[O resource.Object] struct {
 	progress int64  // every event up to progress has been looked at
 	sent     int64  // the revision the client last heard of
 	ticks    uint64 // the bookmark tick last served
+	// final fires shortly before the request's deadline so that the client
+	// hears the newest revision before the stream ends; finalDue asks the
+	// next collect for that bookmark.
+	final    *time.Timer
+	finalDue bool
 	// pending are the initial events still to send, then, if endPending,
 	// the BOOKMARK at endRev that ends them.
 	pending    []*item[O]
@@ -49,6 +55,7 @@ func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storag
 			return buf, w.err
 		}
 		events, tick := w.c.watchChans(w.m.ns, w.bookmarks)
+		final := w.finalTimer(ctx)
 		n := len(buf)
 		buf = w.collect(buf)
 		if len(buf) > n {
@@ -61,6 +68,8 @@ func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storag
 		select {
 		case <-events:
 		case <-tick:
+		case <-final:
+			w.finalDue = true
 		case <-ctx.Done():
 			return buf, ctx.Err()
 		case <-w.done:
@@ -71,10 +80,35 @@ func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storag
 	}
 }
 
+// finalBookmarkLead is how long before a watch's deadline its last
+// BOOKMARK goes out, as kube-apiserver's cacher does, so that a client
+// resuming from it rarely meets 410 Expired.
+const finalBookmarkLead = time.Second
+
+// finalTimer returns the channel of the timer for the bookmark before ctx's
+// deadline, starting it on first use; nil (never ready) when the watch has
+// no bookmarks or no deadline, or once the timer fired.
+func (w *watcher[O]) finalTimer(ctx context.Context) <-chan time.Time {
+	if !w.bookmarks {
+		return nil
+	}
+	if w.final == nil {
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			return nil
+		}
+		w.final = time.NewTimer(max(time.Until(deadline)-finalBookmarkLead, 0))
+	}
+	return w.final.C
+}
+
 // Stop implements storage.Watcher.
 func (w *watcher[O]) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.done)
+		if w.final != nil {
+			w.final.Stop()
+		}
 		w.c.metrics.watchers.Dec()
 	})
 }
@@ -147,8 +181,8 @@ func (w *watcher[O]) collect(buf []storage.Event[O]) []storage.Event[O] {
 	// Caught up: nothing in the window is due up to the cache's revision.
 	w.progress = max(w.progress, c.rev.Load())
 	if w.bookmarks {
-		if t := c.ticks.Load(); t != w.ticks {
-			w.ticks = t
+		if t := c.ticks.Load(); t != w.ticks || w.finalDue {
+			w.ticks, w.finalDue = t, false
 			if w.progress > w.sent {
 				buf = append(buf, c.bookmarkAt(w.progress, false))
 				w.sent = w.progress
