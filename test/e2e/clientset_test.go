@@ -119,6 +119,11 @@ func TestClientsetNamespacedLifecycle(t *testing.T) {
 	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "analytics" {
 		t.Fatalf("field-selected list: %v %+v", err, list)
 	}
+	// spec.engine is selectable through +kubebuilder:selectablefield.
+	list, err = dbs.List(ctx, metav1.ListOptions{FieldSelector: "spec.engine=postgres"})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "orders" {
+		t.Fatalf("list selected by spec.engine: %v %+v", err, list)
+	}
 
 	// Delete with a stale uid precondition conflicts; a plain delete works.
 	wrongUID := types.UID("not-the-uid")
