@@ -1,0 +1,57 @@
+package apiserver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestDefaultOptionsAreValid(t *testing.T) {
+	o := DefaultOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if o.DataDir != ".apiloom" || o.SecurePort != 6443 || !o.WatchCache || o.CompactionInterval != 5*time.Minute {
+		t.Fatalf("defaults changed: %+v", o)
+	}
+}
+
+func TestOptionsValidateReportsEveryProblem(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	err := fs.Parse([]string{
+		"--data-dir=", "--bind-address=localhost", "--secure-port=70000",
+		"--tls-cert-file=a.crt", "--etcd-cafile=ca.crt", "--etcd-prefix=registry",
+		"--etcd-compaction-interval=-1s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = o.Validate()
+	if err == nil {
+		t.Fatal("invalid options accepted")
+	}
+	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s: %v", want, err)
+		}
+	}
+}
+
+func TestFlagsSetExternalEtcd(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--etcd-servers=https://10.0.0.1:2379,https://10.0.0.2:2379", "--etcd-certfile=c", "--etcd-keyfile=k", "--watch-cache=false"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.EtcdServers) != 2 || o.WatchCache {
+		t.Fatalf("parsed %+v", o)
+	}
+}
