@@ -26,6 +26,37 @@ const conflictDetail = "the object has been modified; please apply your changes 
 // current object is returned with its resourceVersion unchanged, and
 // watchers see no event (as kube-apiserver does).
 func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (O, error) {
+	full := s.prefix + key
+	return s.readModifyWrite(ctx, key, pre, "update", func(kv *mvccpb.KeyValue, cur O) (*clientv3.Op, O, error) {
+		var zero O
+		updated, err := tryUpdate(copyOf(cur))
+		if err != nil {
+			return nil, zero, err
+		}
+		if rv := updated.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+			asked, _ := ParseResourceVersion(rv)
+			return nil, zero, &Error{Err: ErrConflict, Key: key, ResourceVersion: asked, CurrentRevision: kv.ModRevision, Detail: conflictDetail}
+		}
+		data, err := s.codec.encode(updated)
+		if err != nil {
+			return nil, zero, err
+		}
+		if bytes.Equal(data, kv.Value) {
+			return nil, cur, nil
+		}
+		put := clientv3.OpPut(full, string(data))
+		return &put, updated, nil
+	})
+}
+
+// readModifyWrite is the loop behind every conditional write. It reads
+// key, checks pre, and asks change for the write to make; the write commits
+// only if the key's mod revision is still the one read, and otherwise the
+// loop starts again from the state the failed transaction returned. change
+// returns a nil op when nothing needs writing. On commit the result gets
+// the transaction's revision as its resourceVersion.
+func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Preconditions, verb string,
+	change func(kv *mvccpb.KeyValue, cur O) (op *clientv3.Op, result O, err error)) (O, error) {
 	var zero O
 	if !validKey(key, s.namespaced) {
 		return zero, invalidKey(key)
@@ -51,32 +82,21 @@ func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Precon
 		if err := checkPreconditions(key, pre, cur); err != nil {
 			return zero, err
 		}
-		updated, err := tryUpdate(copyOf(cur))
-		if err != nil {
-			return zero, err
-		}
-		if rv := updated.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
-			asked, _ := ParseResourceVersion(rv)
-			return zero, &Error{Err: ErrConflict, Key: key, ResourceVersion: asked, CurrentRevision: kv.ModRevision, Detail: conflictDetail}
-		}
-		data, err := s.codec.encode(updated)
-		if err != nil {
-			return zero, err
-		}
-		if bytes.Equal(data, kv.Value) {
-			return cur, nil
+		op, result, err := change(kv, cur)
+		if err != nil || op == nil {
+			return result, err
 		}
 		txn, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(full), "=", kv.ModRevision)).
-			Then(clientv3.OpPut(full, string(data))).
+			Then(*op).
 			Else(clientv3.OpGet(full)).
 			Commit()
 		if err != nil {
-			return zero, etcdError("update", key, err)
+			return zero, etcdError(verb, key, err)
 		}
 		if txn.Succeeded {
-			s.codec.stamp(updated, txn.Header.Revision)
-			return updated, nil
+			s.codec.stamp(result, txn.Header.Revision)
+			return result, nil
 		}
 		kvs = elseKVs(txn)
 	}
