@@ -34,3 +34,7 @@ bench: ## Go benchmarks for the hot paths
 
 clean: ## remove build output and the local data directory
 	rm -rf $(BIN) .apiloom
+
+.PHONY: load
+load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
+	hack/load.sh

@@ -45,6 +45,12 @@ type config struct {
 	ListCompression bool
 
 	BaselineTime time.Duration
+
+	// Profile names a pprof CPU profile endpoint to sample during the
+	// fanout writes ("server" for the target's /debug/pprof/profile);
+	// ProfileOut is where the profile goes.
+	Profile    string
+	ProfileOut string
 }
 
 func defaultConfig() config {
@@ -58,6 +64,7 @@ func defaultConfig() config {
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListCompression: true,
 		BaselineTime: 500 * time.Millisecond,
+		ProfileOut:   "fanout.cpu.pprof",
 	}
 }
 
@@ -89,6 +96,8 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates")
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
+	fs.StringVar(&c.Profile, "profile", c.Profile, `fanout: pprof CPU profile URL (loopback) to sample while writing, or "server" for the target's /debug/pprof/profile`)
+	fs.StringVar(&c.ProfileOut, "profile-out", c.ProfileOut, "fanout: where to write the CPU profile")
 }
 
 // Limits that keep a run bounded whatever the flags say.

@@ -32,6 +32,9 @@ type fanoutResult struct {
 	LoadGenCPU           time.Duration   `json:"loadGenCPU"`
 	ProcError            string          `json:"procError,omitempty"`
 	ServerGoroutinesOpen int64           `json:"serverGoroutinesOpen,omitempty"`
+	// Profile is the file holding a CPU profile of the server taken
+	// while writing, if one was asked for.
+	Profile string `json:"profile,omitempty"`
 }
 
 // runFanout opens the watchers, proves them live with a marker, then
@@ -70,17 +73,33 @@ func runFanout(ctx context.Context, c *config, t *target, objs *objectFactory, s
 	logf("fanout: %d/%d watchers live on %d connections (opened in %v); writing %d updates at %.0f/s",
 		mark.Saw, c.FanoutWatchers, res.Connections, f.openTime.Round(time.Millisecond), writes, c.FanoutRate)
 
+	prof, err := newCPUProfiler(c, t)
+	if err != nil {
+		return nil, err
+	}
 	before := s.sample(ctx)
 	res.ServerGoroutinesOpen = before.Goroutines
+	var waitProfile func() error
+	if prof != nil {
+		waitProfile = prof.start(ctx, c.FanoutDuration)
+	}
 	res.Writer = runWriter(ctx, t, objs, current, writes, c.FanoutRate, tr, f.base)
 	want := int64(res.Writer.Acknowledged) * int64(c.FanoutWatchers)
 	res.DrainTimedOut = !awaitDelivered(ctx, tr, want, f, c.Drain)
 	after := s.sample(ctx)
 
 	f.stop()
+	if waitProfile != nil {
+		if err := waitProfile(); err != nil {
+			res.Errors = append(res.Errors, err.Error())
+		} else {
+			res.Profile = c.ProfileOut
+			logf("fanout: server CPU profile in %s", c.ProfileOut)
+		}
+	}
 	res.Events = tr.Report()
 	res.Dropped = f.openFailed.Load() + f.ended.Load()
-	res.Errors = f.errs.list()
+	res.Errors = append(res.Errors, f.errs.list()...)
 	res.Window = after.At.Sub(before.At)
 	res.LoadGenCPU = after.SelfCPU - before.SelfCPU
 	res.ProcError = after.ProcErr

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Load figures for issue #4: watch fan-out, idle watchers and LIST, measured
+# by cmd/apiloom-load against servers started here on loopback, printed side
+# by side with ratios to the first target.
+#
+#   hack/load.sh                 # apiloom (watch cache on)
+#   PEER=1 hack/load.sh          # + apiloom --watch-cache=false + kube-apiserver (CRD)
+#   TARGETS="apiloom kube-apiserver" hack/load.sh
+#   PROFILE=1 hack/load.sh       # + a Go CPU profile of each server during the fanout writes
+#
+# Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
+# IDLE_HOLD LIST_OBJECTS LIST_REPEATS SCENARIOS; results and logs go to
+# OUT (default: a new temporary directory, printed at the end).
+# The kube-apiserver peer is ../shared/peers/kube-apiserver.sh (PEER_SCRIPT);
+# its first build takes about 6 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+: "${FANOUT_WATCHERS:=1000}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
+: "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
+: "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}"
+: "${SCENARIOS:=baseline fanout idle list}"
+: "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
+: "${PROFILE:=0}" "${PPROF_PORT:=16060}"
+if [[ -z ${TARGETS:-} ]]; then
+  TARGETS=apiloom
+  [[ ${PEER:-0} == 1 ]] && TARGETS="apiloom apiloom-nocache kube-apiserver"
+fi
+OUT=${OUT:-$(mktemp -d /tmp/apiloom-load.XXXXXX)}
+mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+
+# 10k watchers are 10k streams over a dozen connections, but the servers'
+# etcd clients, the peer and headroom want more than the usual 1024.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536 2>/dev/null || true
+echo "open-file limit: $(ulimit -n)"
+
+echo "building bin/apiloom and bin/apiloom-load"
+go build -o bin/apiloom ./cmd/apiloom
+go build -o bin/apiloom-load ./cmd/apiloom-load
+apiloom_bin=bin/apiloom
+if [[ $PROFILE == 1 ]]; then
+  # A profiling build: the same server plus net/http/pprof on a loopback port,
+  # added through a build overlay so that no source file changes.
+  mkdir -p "$OUT/pprof-overlay"
+  cat >"$OUT/pprof-overlay/zz_pprof.go" <<'GO'
+package main
+
+import (
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+)
+
+func init() {
+	if addr := os.Getenv("APILOOM_PPROF_ADDR"); addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }()
+	}
+}
+GO
+  printf '{"Replace":{"%s":"%s"}}\n' "$root/cmd/apiloom/zz_pprof.go" "$OUT/pprof-overlay/zz_pprof.go" >"$OUT/pprof-overlay/overlay.json"
+  go build -overlay "$OUT/pprof-overlay/overlay.json" -o "$OUT/apiloom-pprof" ./cmd/apiloom
+  apiloom_bin=$OUT/apiloom-pprof
+fi
+
+started=()   # "apiloom PID" or "peer DIR", for cleanup
+cleanup() {
+  for s in "${started[@]}"; do
+    set -- $s
+    case $1 in
+      apiloom) kill "$2" 2>/dev/null && wait "$2" 2>/dev/null || true ;;
+      peer)
+        "$PEER_SCRIPT" stop "$2" || true
+        # stop only signals; wait so that the next run finds its ports free
+        for f in "$2"/kube-apiserver.pid "$2"/etcd.pid; do
+          [[ -f $f ]] || continue
+          for _ in $(seq 300); do kill -0 "$(cat "$f")" 2>/dev/null || break; sleep 0.1; done
+        done ;;
+    esac
+  done
+  started=()
+}
+trap cleanup EXIT
+
+load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
+  --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS")
+
+# start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
+start_apiloom() {
+  local name=$1; shift
+  local dir=$OUT/$name
+  rm -rf "$dir"; mkdir -p "$dir"
+  APILOOM_PPROF_ADDR=$([[ $PROFILE == 1 ]] && echo "127.0.0.1:$PPROF_PORT") \
+    "$apiloom_bin" --data-dir "$dir" --secure-port 0 "$@" >"$dir/server.log" 2>&1 &
+  local pid=$!
+  started+=("apiloom $pid")
+  for _ in $(seq 300); do
+    [[ -s $dir/kubeconfig ]] && break
+    kill -0 "$pid" 2>/dev/null || { echo "$name exited:"; tail -20 "$dir/server.log"; return 1; }
+    sleep 0.1
+  done
+  [[ -s $dir/kubeconfig ]] || { echo "$name: no kubeconfig after 30s"; return 1; }
+  kubeconfig=$dir/kubeconfig pids=(--pid "$pid")
+  target_flags=()
+  [[ $PROFILE == 1 ]] && target_flags=(--profile "http://127.0.0.1:$PPROF_PORT/debug/pprof/profile" --profile-out "$OUT/$name.cpu.pprof")
+  return 0
+}
+
+# free_port: a port p with p, p+10 and p+11 free (the peer's etcd takes
+# p+10 and p+11), so that runs by others on this machine do not collide.
+free_port() {
+  local p
+  for _ in $(seq 50); do
+    p=$((20000 + RANDOM % 20000))
+    if ! ss -ltn | awk '{print $4}' | grep -Eq ":($p|$((p + 10))|$((p + 11)))\$"; then
+      echo "$p"; return 0
+    fi
+  done
+  return 1
+}
+
+start_peer() {
+  local dir=$OUT/kube-apiserver port=${PEER_PORT:-$(free_port)}
+  echo "starting kube-apiserver on 127.0.0.1:$port (first build takes ~6 minutes)"
+  started+=("peer $dir")
+  kubeconfig=$("$PEER_SCRIPT" start "$dir" "$port" | tail -1) || { echo "kube-apiserver did not start; see $dir/*.log"; return 1; }
+  pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")")
+  target_flags=(--group bench.example.com --version v1 --resource widgets --kind Widget
+    --payload-field spec.payload --spec '{}')
+  [[ $PROFILE == 1 ]] && target_flags+=(--profile server --profile-out "$OUT/kube-apiserver.cpu.pprof")
+  return 0
+}
+
+status=0
+results=()
+for target in $TARGETS; do
+  echo; echo "=== $target"
+  case $target in
+    apiloom) start=(start_apiloom apiloom) ;;
+    apiloom-nocache) start=(start_apiloom apiloom-nocache --watch-cache=false) ;;
+    kube-apiserver) start=(start_peer) ;;
+    *) echo "unknown target $target"; exit 2 ;;
+  esac
+  if ! "${start[@]}"; then
+    status=1; cleanup; continue
+  fi
+  # shellcheck disable=SC2086 # SCENARIOS is a word list
+  if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --label "$target" --out "$OUT/$target.json" \
+    "${load_flags[@]}" "${target_flags[@]}" $SCENARIOS 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
+  [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
+  cleanup
+done
+
+if ((${#results[@]} > 0)); then
+  echo; echo "=== summary (ratios are to ${results[0]##*/})"
+  bin/apiloom-load compare "${results[@]}" | tee "$OUT/summary.txt"
+fi
+echo; echo "results, logs and profiles: $OUT"
+exit $status
