@@ -9,7 +9,8 @@
 #   PROFILE=1 hack/load.sh       # + a Go CPU profile of each server during the fanout writes
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
-# IDLE_HOLD LIST_OBJECTS LIST_REPEATS SCENARIOS; results and logs go to
+# IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
+# kube-apiserver otherwise spends CPU on for large lists) SCENARIOS; results and logs go to
 # OUT (default: a new temporary directory, printed at the end).
 # The kube-apiserver peer is ../shared/peers/kube-apiserver.sh (PEER_SCRIPT);
 # its first build takes about 6 minutes.
@@ -19,7 +20,7 @@ root=$(pwd)
 
 : "${FANOUT_WATCHERS:=1000}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
-: "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}"
+: "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
 : "${SCENARIOS:=baseline fanout idle list}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
@@ -83,7 +84,8 @@ cleanup() {
 trap cleanup EXIT
 
 load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
-  --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS")
+  --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
+  --list-compression="$LIST_COMPRESSION")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() {

@@ -127,7 +127,14 @@ func runCompare(w io.Writer, paths []string) error {
 func compareTable(w io.Writer, runs []*result) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	defer tw.Flush()
-	head := []string{"metric"}
+	// Names are padded to one width so that they read left-aligned in a
+	// right-aligned table.
+	width := len("metric")
+	for _, m := range comparisonMetrics {
+		width = max(width, len([]rune(m.name)))
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
+	head := []string{pad("metric")}
 	for _, r := range runs {
 		head = append(head, r.Label)
 	}
@@ -136,7 +143,7 @@ func compareTable(w io.Writer, runs []*result) {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, m := range comparisonMetrics {
-		cells := []string{m.name}
+		cells := []string{pad(m.name)}
 		ref, refOK := m.value(runs[0])
 		have := false
 		for _, r := range runs {
