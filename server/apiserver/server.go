@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"strconv"
 	"sync"
@@ -124,6 +125,13 @@ func (s *Server) Run(ctx context.Context) error {
 	disc.Install(mux)
 	mux.Handle("/apis/", endpoints.NewHandler(served.Resources...))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	if s.opts.Profiling {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	}
 	health := healthHandler(etcd.client, served)
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
 		mux.Handle("GET "+p, health)

@@ -82,7 +82,10 @@ func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r
 // client leaving end it quietly. The error returned is a failure to encode
 // or send, for the log.
 func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], send func([]byte) error, flush func() error) error {
-	events := make([]storage.Event[O], 0, 64)
+	// The buffer grows only as far as this watcher's largest batch: most
+	// watchers idle, and a preallocated batch per watcher would cost
+	// kilobytes each across tens of thousands of them.
+	var events []storage.Event[O]
 	for {
 		var err error
 		events, err = watcher.Next(ctx, events[:0])
