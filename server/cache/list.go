@@ -126,11 +126,13 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		r.from = start
 	}
 	var items []O
+	var raw [][]byte
 	switch {
 	case limit > 0:
-		items = make([]O, 0, min(limit, 1024))
+		items, raw = make([]O, 0, min(limit, 1024)), make([][]byte, 0, min(limit, 1024))
 	case m.ns == "" && !m.selective():
-		items = make([]O, 0, v.tree.Len()) // about right; the exact count at an older revision differs a little
+		n := v.tree.Len() // about right; the exact count at an older revision differs a little
+		items, raw = make([]O, 0, n), make([][]byte, 0, n)
 	}
 	var lastKey string
 	more := false
@@ -142,13 +144,14 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		lastKey = it.key
 		if matches(m, it) {
 			items = append(items, it.obj)
+			raw = append(raw, it.raw)
 		}
 		return true
 	})
 	if items == nil {
-		items = []O{}
+		items, raw = []O{}, [][]byte{}
 	}
-	list := &storage.List[O]{Items: items, ResourceVersion: v.rev}
+	list := &storage.List[O]{Items: items, Raw: raw, ResourceVersion: v.rev}
 	if more {
 		list.Continue = storage.ContinueAfter(lastKey, v.rev)
 		if !m.selective() {

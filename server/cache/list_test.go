@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
+	"github.com/apiloom/apiloom/server/wire"
 )
 
 func names(ws []*widget) []string {
@@ -310,5 +312,34 @@ func pages(t *testing.T, s storage.Interface[*widget], opts storage.ListOptions)
 			return out
 		}
 		opts = storage.ListOptions{Namespace: opts.Namespace, Predicate: opts.Predicate, Limit: opts.Limit, Continue: l.Continue}
+	}
+}
+
+func TestListCarriesEachItemsEncoding(t *testing.T) {
+	h := newHarness(t)
+	h.create("a", "x", "tier", "gold")
+	last := h.create("b", "y")
+	waitRevision(t, h.cache, mustRV(t, last))
+	for _, opts := range []storage.ListOptions{
+		{ResourceVersion: "0"},
+		{ResourceVersion: "0", Limit: 1},
+		{ResourceVersion: "0", Predicate: storage.Predicate{Label: labelSel(t, "tier=gold")}},
+	} {
+		l, err := h.cache.GetList(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Raw) != len(l.Items) || len(l.Items) == 0 {
+			t.Fatalf("%+v: %d items, %d encodings", opts, len(l.Items), len(l.Raw))
+		}
+		for i, obj := range l.Items {
+			want, err := wire.EncodeObject(obj, obj.GroupVersionKind())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(l.Raw[i], want) {
+				t.Fatalf("item %d: encoding %s, want %s", i, l.Raw[i], want)
+			}
+		}
 	}
 }

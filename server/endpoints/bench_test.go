@@ -36,7 +36,7 @@ func BenchmarkListEncode(b *testing.B) {
 	var cw countingWriter
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := h.encodeList(&cw, items, lm, output{}); err != nil {
+		if err := h.encodeList(&cw, items, nil, lm, output{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func BenchmarkListEncodeTable(b *testing.B) {
 	out := output{target: asTable, metaVersion: "v1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := h.encodeList(io.Discard, items, metav1.ListMeta{}, out); err != nil {
+		if err := h.encodeList(io.Discard, items, nil, metav1.ListMeta{}, out); err != nil {
 			b.Fatal(err)
 		}
 	}

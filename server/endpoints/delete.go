@@ -85,7 +85,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		}
 		lr.opts.Continue, lr.opts.ResourceVersion, lr.opts.ResourceVersionMatch = list.Continue, "", ""
 	}
-	return h.writeList(w, r, out, items, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
+	return h.writeList(w, r, out, items, nil, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has

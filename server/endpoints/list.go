@@ -47,18 +47,19 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 	if err != nil {
 		return storageStatus(err, h.gr, "", v)
 	}
-	return h.writeList(w, r, out, list.Items, metav1.ListMeta{
+	return h.writeList(w, r, out, list.Items, list.Raw, metav1.ListMeta{
 		ResourceVersion:    storage.FormatResourceVersion(list.ResourceVersion),
 		Continue:           list.Continue,
 		RemainingItemCount: list.RemainingItemCount,
 	})
 }
 
-// writeList answers with items as one list in the negotiated form.
-func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, lm metav1.ListMeta) error {
+// writeList answers with items as one list in the negotiated form. raw,
+// when not nil, is each item already encoded (storage.List.Raw).
+func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, lm metav1.ListMeta) error {
 	if out.enc == encYAML {
 		var buf bytes.Buffer
-		if err := h.encodeList(&buf, items, lm, out); err != nil {
+		if err := h.encodeList(&buf, items, raw, lm, out); err != nil {
 			return err
 		}
 		data, err := yaml.JSONToYAML(buf.Bytes())
@@ -72,15 +73,16 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 	}
 	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(http.StatusOK)
-	if err := h.encodeList(w, items, lm, out); err != nil {
+	if err := h.encodeList(w, items, raw, lm, out); err != nil {
 		streamFailed(r, "list", err)
 	}
 	return nil
 }
 
 // encodeList writes items as one JSON document in the negotiated view: the
-// resource's list kind, a Table, or a PartialObjectMetadataList.
-func (h *handler[O]) encodeList(w io.Writer, items []O, lm metav1.ListMeta, out output) error {
+// resource's list kind, a Table, or a PartialObjectMetadataList. Items of
+// the resource's own kind are copied from raw when it is given.
+func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out output) error {
 	if out.target == asTable {
 		t, err := h.table(items, out, true)
 		if err != nil {
@@ -115,9 +117,12 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, lm metav1.ListMeta, out 
 				return err
 			}
 		}
-		if out.target == asPartialList {
+		switch {
+		case out.target == asPartialList:
 			err = enc.Encode(partialObject(item, out))
-		} else {
+		case raw != nil:
+			_, err = w.Write(raw[i])
+		default:
 			err = objects.Write(item)
 		}
 		if err != nil {

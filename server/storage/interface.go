@@ -117,6 +117,11 @@ type List[O resource.Object] struct {
 	// RemainingItemCount is set only when more items remain and the list had
 	// no selectors.
 	RemainingItemCount *int64
+	// Raw, when not nil, holds each item's JSON encoding (kind and
+	// apiVersion included) in the order of Items, shared and read-only.
+	// The watch cache keeps every object encoded already, so lists it
+	// serves are written without encoding anything again.
+	Raw [][]byte
 }
 
 // Event is one watch event.
