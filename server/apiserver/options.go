@@ -32,6 +32,9 @@ type Options struct {
 	// generated into DataDir.
 	TLSCertFile string
 	TLSKeyFile  string
+	// HTTP2MaxStreamsPerConnection is how many concurrent streams (watches
+	// among them) one HTTP/2 client connection may carry.
+	HTTP2MaxStreamsPerConnection int
 
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
@@ -48,13 +51,14 @@ type Options struct {
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
 func DefaultOptions() Options {
 	return Options{
-		DataDir:            ".apiloom",
-		EtcdPrefix:         "/registry",
-		BindAddress:        "127.0.0.1",
-		SecurePort:         6443,
-		WatchCache:         true,
-		CompactionInterval: 5 * time.Minute,
-		ShutdownTimeout:    30 * time.Second,
+		DataDir:                      ".apiloom",
+		EtcdPrefix:                   "/registry",
+		BindAddress:                  "127.0.0.1",
+		SecurePort:                   6443,
+		HTTP2MaxStreamsPerConnection: 1000,
+		WatchCache:                   true,
+		CompactionInterval:           5 * time.Minute,
+		ShutdownTimeout:              30 * time.Second,
 	}
 }
 
@@ -70,6 +74,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port to serve on (0 picks a free port)")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); default: generated into --data-dir")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "serving certificate's private key (PEM)")
+	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection, "concurrent HTTP/2 streams one client connection may carry; clients open more connections beyond it")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
@@ -87,6 +92,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		errs = append(errs, fmt.Errorf("--secure-port %d is out of range", o.SecurePort))
+	}
+	if o.HTTP2MaxStreamsPerConnection < 1 || o.HTTP2MaxStreamsPerConnection > 1<<20 {
+		errs = append(errs, fmt.Errorf("--http2-max-streams-per-connection %d is out of range", o.HTTP2MaxStreamsPerConnection))
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))

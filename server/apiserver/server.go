@@ -22,6 +22,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/internal/h2sched"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -155,9 +156,14 @@ func (s *Server) Run(ctx context.Context) error {
 			MinVersion:   tls.VersionTLS12,
 		},
 	}
-	// kube-apiserver raises HTTP/2's stream limit so one client connection
-	// can carry many concurrent watches.
-	if err := http2.ConfigureServer(srv, &http2.Server{MaxConcurrentStreams: 1000}); err != nil {
+	// A client connection carries many concurrent watches, so the stream
+	// limit is raised (generic apiservers use 1000) and frames are
+	// scheduled by a FIFO of ready streams instead of a scan of all of them.
+	h2 := &http2.Server{MaxConcurrentStreams: uint32(s.opts.HTTP2MaxStreamsPerConnection)}
+	if h2sched.Supported() {
+		h2.NewWriteScheduler = h2sched.New
+	}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
 		_ = ln.Close()
 		return err
 	}
