@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench clean
+.PHONY: help run build generate verify test test-short fuzz bench load clean
 
 help: ## show targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -35,6 +35,5 @@ bench: ## Go benchmarks for the hot paths
 clean: ## remove build output and the local data directory
 	rm -rf $(BIN) .apiloom
 
-.PHONY: load
 load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
 	hack/load.sh

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/apiloom/apiloom/server/internal/etcdtest"
+	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"

@@ -37,6 +37,12 @@ type Option func(*apiserver.Options)
 // WithoutWatchCache serves every read from etcd.
 func WithoutWatchCache() Option { return func(o *apiserver.Options) { o.WatchCache = false } }
 
+// WithEtcd uses the etcd cluster at endpoints instead of an embedded one;
+// servers started with the same endpoints are replicas of one API.
+func WithEtcd(endpoints ...string) Option {
+	return func(o *apiserver.Options) { o.EtcdServers = endpoints }
+}
+
 // Start starts a server for the resources install registers and returns
 // once it serves. The server stops, and waits for its goroutines, when t ends.
 func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *TestServer {

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/apiloom/apiloom/server/internal/etcdtest"
+	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
