@@ -75,12 +75,21 @@ func resetValue(into any) {
 // fastPathSafe reports whether json-iterator decodes data exactly as
 // sigs.k8s.io/json would. It keeps invalid UTF-8 as it is where
 // encoding/json substitutes U+FFFD, and it accepts raw control characters
-// (a NUL even ends the input) that encoding/json rejects; bodies with either
-// take the slow path. Both are rare in real requests and the check is a
-// cheap linear scan.
+// (a NUL even ends the input, a newline passes inside a string) that
+// encoding/json rejects; bodies with either take the slow path. Both are
+// rare in real requests and the check is one cheap linear scan: outside
+// strings only JSON whitespace may be a control character, inside none.
 func fastPathSafe(data []byte) bool {
-	for _, b := range data {
-		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		switch {
+		case inString && b == '\\':
+			i++ // the escaped byte cannot end the string
+		case b == '"':
+			inString = !inString
+		case b >= 0x20:
+		case inString || (b != '\t' && b != '\n' && b != '\r'):
 			return false
 		}
 	}
