@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -15,18 +16,6 @@ func revsOf(h *history[*widget]) []int64 {
 	return out
 }
 
-func equalRevs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestHistoryWindow(t *testing.T) {
 	h := newHistory[*widget](3, 10)
 	if h.len() != 0 || h.start != 10 || h.seqAfter(10) != 0 {
@@ -37,14 +26,14 @@ func TestHistoryWindow(t *testing.T) {
 			t.Fatalf("append %d evicted with room left", rev)
 		}
 	}
-	if got := revsOf(h); !equalRevs(got, []int64{12, 15, 16}) || h.start != 10 {
+	if got := revsOf(h); !slices.Equal(got, []int64{12, 15, 16}) || h.start != 10 {
 		t.Fatalf("after 3: %v start %d", got, h.start)
 	}
 	// Full: the oldest event makes room and the window starts at it.
 	if !h.append(ev(20)) {
 		t.Fatal("append to a full history did not evict")
 	}
-	if got := revsOf(h); !equalRevs(got, []int64{15, 16, 20}) || h.start != 12 || h.first != 1 || h.next != 4 {
+	if got := revsOf(h); !slices.Equal(got, []int64{15, 16, 20}) || h.start != 12 || h.first != 1 || h.next != 4 {
 		t.Fatalf("after eviction: %v start %d first %d next %d", got, h.start, h.first, h.next)
 	}
 	if h.ring[0] != h.at(3) {
@@ -53,7 +42,7 @@ func TestHistoryWindow(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		h.append(ev(int64(21 + i)))
 	}
-	if got := revsOf(h); !equalRevs(got, []int64{28, 29, 30}) || h.start != 27 {
+	if got := revsOf(h); !slices.Equal(got, []int64{28, 29, 30}) || h.start != 27 {
 		t.Fatalf("after wrapping: %v start %d", got, h.start)
 	}
 }
@@ -103,7 +92,7 @@ func TestHistoryReset(t *testing.T) {
 		}
 	}
 	h.append(ev(41))
-	if got := revsOf(h); !equalRevs(got, []int64{41}) || h.seqAfter(40) != 5 {
+	if got := revsOf(h); !slices.Equal(got, []int64{41}) || h.seqAfter(40) != 5 {
 		t.Fatalf("after reset and append: %v", got)
 	}
 }

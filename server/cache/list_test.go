@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,18 +23,6 @@ func names(ws []*widget) []string {
 		out[i] = w.Namespace + "/" + w.Name + "@" + w.ResourceVersion
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReadsFromMemory checks that the reads the cache can answer never
@@ -58,7 +47,7 @@ func TestReadsFromMemory(t *testing.T) {
 		if err != nil {
 			t.Fatalf("store list %+v: %v", opts, err)
 		}
-		if l.ResourceVersion == want.ResourceVersion && !equalStrings(names(l.Items), names(want.Items)) {
+		if l.ResourceVersion == want.ResourceVersion && !slices.Equal(names(l.Items), names(want.Items)) {
 			t.Errorf("list %+v at %d: cache %v, store %v", opts, l.ResourceVersion, names(l.Items), names(want.Items))
 		}
 		return l
@@ -93,7 +82,7 @@ func TestReadsFromMemory(t *testing.T) {
 		}
 		opts = storage.ListOptions{Limit: 1, Continue: p.Continue}
 	}
-	if got, want := names(paged), []string{"ns/a@" + mid.ResourceVersion, "ns/b@" + b.ResourceVersion, "other/c@" + c.ResourceVersion}; !equalStrings(got, want) {
+	if got, want := names(paged), []string{"ns/a@" + mid.ResourceVersion, "ns/b@" + b.ResourceVersion, "other/c@" + c.ResourceVersion}; !slices.Equal(got, want) {
 		t.Errorf("pages at %s: %v, want %v", mid.ResourceVersion, got, want)
 	}
 	if g, err := h.cache.Get(h.ctx, "ns/a", storage.GetOptions{ResourceVersion: "0"}); err != nil || g.ResourceVersion != mid.ResourceVersion {
@@ -282,7 +271,7 @@ func TestRandomizedListsMatchStore(t *testing.T) {
 			opts.Predicate.Label = labelSel(t, "tier=web")
 		}
 		got, want := pages(t, h.cache, opts), pages(t, h.src.Store, opts)
-		if !equalStrings(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("list %+v: cache %v, store %v", opts, got, want)
 		}
 		checked++

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -217,7 +218,7 @@ func testListContinueExpired(t *testing.T, e *env) {
 	// The fresh token goes on from the same key at the latest revision.
 	rest, pages := e.listAll(storage.ListOptions{Limit: 2, Continue: se.Continue})
 	want := e.log.expectedItems(t, pages[0].ResourceVersion, func(w *Widget) bool { return w.Name > "b" })
-	if got := items(t, rest); !equalItems(got, want) {
+	if got := items(t, rest); !slices.Equal(got, want) {
 		t.Errorf("after fresh token: %v, want %v", got, want)
 	}
 }
@@ -295,16 +296,4 @@ func seed(e *env) {
 	e.create("a", "a3", "red", "tier", "db")
 	e.create("b", "b1", "red", "tier", "web")
 	e.create("b", "b2", "green", "tier", "db")
-}
-
-func equalItems(a, b []item) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
