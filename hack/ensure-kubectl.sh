@@ -8,7 +8,7 @@ if command -v kubectl >/dev/null 2>&1; then
   dirname "$(command -v kubectl)"; exit 0
 fi
 cache=${KUBECTL_CACHE:-$HOME/.cache/apiloom-kubectl}
-ver=${KUBECTL_VERSION:-1.32.4}
+ver=${KUBECTL_VERSION:-1.32.13}
 if [[ ! -x $cache/kubectl ]]; then
   src=$cache/src; rm -rf "$src"; mkdir -p "$src"
   {
