@@ -43,6 +43,12 @@ func WithEtcd(endpoints ...string) Option {
 	return func(o *apiserver.Options) { o.EtcdServers = endpoints }
 }
 
+// WithCompactionInterval compacts etcd history every d (off by default in
+// tests, as history is then stable).
+func WithCompactionInterval(d time.Duration) Option {
+	return func(o *apiserver.Options) { o.CompactionInterval = d }
+}
+
 // Start starts a server for the resources install registers and returns
 // once it serves. The server stops, and waits for its goroutines, when t ends.
 func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *TestServer {
