@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
@@ -58,16 +59,38 @@ func BenchmarkListEncode(b *testing.B) {
 	}
 }
 
-// BenchmarkListEncodeTable is the same page as kubectl get asks for it.
+// BenchmarkListEncodeTable is the same page as kubectl get asks for it,
+// with the default columns and with printer columns, which evaluate
+// JSONPaths on each object's unstructured form.
 func BenchmarkListEncodeTable(b *testing.B) {
-	h := NewResource(storagetest.Definition(), nil).(*handler[*widget])
+	withColumns := storagetest.Definition()
+	withColumns.PrintColumns = []resource.PrintColumn{
+		{Name: "Color", Type: resource.ColumnString, JSONPath: ".spec.color"},
+		{Name: "Size", Type: resource.ColumnInteger, JSONPath: ".spec.size"},
+		{Name: "Phase", Type: resource.ColumnString, JSONPath: ".status.phase"},
+		{Name: "Age", Type: resource.ColumnDate, JSONPath: ".metadata.creationTimestamp"},
+	}
 	items := benchWidgets(500)
+	for _, it := range items {
+		it.ManagedFields = []metav1.ManagedFieldsEntry{{
+			Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: widgetAPI,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:size":{}}}`)},
+		}}
+	}
 	out := output{target: asTable, metaVersion: "v1"}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := h.encodeList(io.Discard, items, nil, metav1.ListMeta{}, out); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		def  *resource.Definition[*widget]
+	}{{"default", storagetest.Definition()}, {"columns", withColumns}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := NewResource(bc.def, nil).(*handler[*widget])
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := h.encodeList(io.Discard, items, nil, metav1.ListMeta{}, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -11,7 +11,8 @@
 // delete.go, with WebSocket watches in websocket.go); what they share is
 // split by concern: the routes (router.go), query options (options.go),
 // request bodies (body.go), content negotiation (negotiate.go), responses
-// and Tables (response.go, table.go), the metadata rules of writes
+// and Tables (response.go, table.go, with the resource's printer columns
+// in columns.go), the metadata rules of writes
 // (meta.go, names.go) and errors as metav1.Status (status.go).
 //
 // Objects storage returns may be shared with other readers (the watch

@@ -24,7 +24,7 @@ import (
 
 // The tests serve two resources from a real etcd: storagetest's Widget
 // (namespaced, with status and the selectable field spec.color) and Gadget
-// below (cluster-scoped, no status).
+// below (cluster-scoped, no status, with printer columns).
 
 type widget = storagetest.Widget
 
@@ -61,6 +61,12 @@ func gadgetDefinition() *resource.Definition[*gadget] {
 		Info: resource.Info{
 			Group: "storagetest.apiloom.dev", Version: "v1", Kind: "Gadget", ListKind: "GadgetList",
 			Plural: "gadgets", Singular: "gadget",
+			PrintColumns: []resource.PrintColumn{
+				{Name: "Zone", Type: resource.ColumnString, JSONPath: ".spec.zone"},
+				{Name: "Port", Type: resource.ColumnInteger, JSONPath: ".spec.ports[0]", Description: "The first port."},
+				{Name: "Tags", Type: resource.ColumnString, JSONPath: ".spec.tags", Priority: 1},
+				{Name: "Age", Type: resource.ColumnDate, JSONPath: ".metadata.creationTimestamp"},
+			},
 		},
 		New:        func() *gadget { return new(gadget) },
 		Fields:     func(g *gadget) fields.Set { return resource.ObjectFields(g, false) },

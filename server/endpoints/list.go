@@ -84,7 +84,7 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 // the resource's own kind are copied from raw when it is given.
 func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out output) error {
 	if out.target == asTable {
-		t, err := h.table(items, out, true)
+		t, err := h.table(items, raw, out, true)
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,10 @@
 package endpoints
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -26,13 +28,23 @@ type handler[O resource.Object] struct {
 	gr  schema.GroupResource
 	// fieldKeys are the field-selector keys the resource supports.
 	fieldKeys map[string]bool
+	// columns renders Table rows, with the printer columns compiled.
+	columns *columns
+	// now is the clock Table ages are measured with.
+	now func() time.Time
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
 
 // NewResource returns the REST handler of the resource def, backed by store
-// (the etcd store or the watch cache in front of it).
+// (the etcd store or the watch cache in front of it). It panics when one
+// of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
+// programming error apiserver-gen refuses to generate.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O]) Resource {
+	cols, err := newColumns(&def.Info)
+	if err != nil {
+		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
+	}
 	keys := map[string]bool{"metadata.name": true}
 	if def.Namespaced {
 		keys["metadata.namespace"] = true
@@ -46,6 +58,8 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		gvk:       def.GroupVersionKind(),
 		gr:        def.GroupResource(),
 		fieldKeys: keys,
+		columns:   cols,
+		now:       time.Now,
 	}
 }
 

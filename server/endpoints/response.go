@@ -25,7 +25,7 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 		data, err = wire.EncodeObject(obj, h.gvk)
 	case asTable:
 		var t *metav1.Table
-		if t, err = h.table([]O{obj}, out, true); err == nil {
+		if t, err = h.table([]O{obj}, nil, out, true); err == nil {
 			t.ResourceVersion = obj.GetResourceVersion()
 			data, err = json.Marshal(t)
 		}

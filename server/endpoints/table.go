@@ -1,41 +1,44 @@
 package endpoints
 
 import (
+	"bytes"
 	"encoding/json"
 
-	metatable "k8s.io/apimachinery/pkg/api/meta/table"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// tableColumns are the columns of every resource's Table, as a CRD without
-// printer columns has them: the name and the age. kubectl prints a "date"
-// column's cell as it comes, so the cell is already the human-readable age.
-var tableColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
-	{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
-}
-
 // table renders items as a metav1.Table of the negotiated meta.k8s.io
 // version. Each row carries the object as ?includeObject= asks: its
 // PartialObjectMetadata (the default), the whole object, or nothing.
-// headers adds the column definitions; a watch sends them only once.
-func (h *handler[O]) table(items []O, out output, headers bool) (*metav1.Table, error) {
+// headers adds the column definitions; a watch sends them only once. raw,
+// when not nil, holds each item already encoded (storage.List.Raw) and
+// saves encoding it again for ?includeObject=Object.
+func (h *handler[O]) table(items []O, raw [][]byte, out output, headers bool) (*metav1.Table, error) {
 	opts := out.table
 	t := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: out.metaAPIVersion()},
 		Rows:     make([]metav1.TableRow, 0, len(items)),
 	}
 	if headers {
-		t.ColumnDefinitions = tableColumns
+		t.ColumnDefinitions = h.columns.defs
 	}
-	for _, item := range items {
-		row := metav1.TableRow{Cells: []any{item.GetName(), metatable.ConvertToHumanReadableDateType(item.GetCreationTimestamp())}}
-		var err error
+	now := h.now()
+	var buf bytes.Buffer
+	for i, item := range items {
+		cells, err := h.columns.cells(item, now, &buf)
+		if err != nil {
+			return nil, err
+		}
+		row := metav1.TableRow{Cells: cells}
 		switch {
 		case opts.IncludeObject == metav1.IncludeObject && !isInitialEventsEnd(item):
-			row.Object.Raw, err = wire.EncodeObject(item, h.gvk)
+			if raw != nil {
+				row.Object.Raw = raw[i]
+			} else {
+				row.Object.Raw, err = wire.EncodeObject(item, h.gvk)
+			}
 		case opts.IncludeObject == metav1.IncludeNone && !isInitialEventsEnd(item):
 		default:
 			row.Object.Raw, err = json.Marshal(partialObject(item, out))

@@ -155,7 +155,7 @@ func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
 	switch e.out.target {
 	case asTable:
 		var t *metav1.Table
-		if t, err = e.h.table([]O{ev.Object}, e.out, e.headers); err == nil {
+		if t, err = e.h.table([]O{ev.Object}, nil, e.out, e.headers); err == nil {
 			e.headers = false
 			t.ResourceVersion = ev.Object.GetResourceVersion()
 			obj, err = json.Marshal(t)

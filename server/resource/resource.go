@@ -36,6 +36,10 @@ type Info struct {
 	// SelectableFields are the field-selector keys beyond metadata.name and
 	// metadata.namespace, from +kubebuilder:selectablefield.
 	SelectableFields []string
+	// PrintColumns are the Table columns after the name, in order, from
+	// +kubebuilder:printcolumn, as a CRD's additionalPrinterColumns. Empty
+	// means the default columns, name and age. Each must pass Validate.
+	PrintColumns []PrintColumn
 	// OpenAPIName is the key openapi-gen gives the type's definition, e.g.
 	// "github.com/apiloom/apiloom/apis/example/v1.Database".
 	OpenAPIName string
