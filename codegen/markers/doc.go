@@ -1,6 +1,7 @@
 // Package markers reads the comment markers apiloom's generator understands:
 // the kubebuilder vocabulary (+kubebuilder:resource, +kubebuilder:subresource:status,
-// +kubebuilder:selectablefield) written the way controller-tools accepts it.
+// +kubebuilder:selectablefield, +kubebuilder:printcolumn) written the way
+// controller-tools accepts it.
 //
 // A marker is one comment line: "+" name, then either nothing, ":" and a
 // comma-separated list of key=value arguments, or "=" and a single value.

@@ -2,6 +2,7 @@ package markers
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -10,6 +11,7 @@ const (
 	ResourceName          = "kubebuilder:resource"
 	StatusSubresourceName = "kubebuilder:subresource:status"
 	SelectableFieldName   = "kubebuilder:selectablefield"
+	PrintColumnName       = "kubebuilder:printcolumn"
 )
 
 // Scope values of +kubebuilder:resource:scope.
@@ -27,6 +29,19 @@ type Resource struct {
 	Categories []string // categories=a;b
 }
 
+// PrintColumn is one +kubebuilder:printcolumn. Its values are as written:
+// whether Type and JSONPath make sense is for the generator to decide.
+type PrintColumn struct {
+	Name        string // name=, required
+	Type        string // type=, required
+	JSONPath    string // JSONPath=, required, e.g. ".spec.engine"
+	Description string // description=
+	Format      string // format=
+	Priority    int32  // priority=
+	// Text is the marker as written, for error messages.
+	Text string
+}
+
 // Type is what the kubebuilder markers on one type say.
 type Type struct {
 	// Resource is nil when the type has no +kubebuilder:resource marker.
@@ -36,6 +51,8 @@ type Type struct {
 	// SelectableFields are the JSONPath arguments of every
 	// +kubebuilder:selectablefield, in the order written, e.g. ".spec.engine".
 	SelectableFields []string
+	// PrintColumns are every +kubebuilder:printcolumn, in the order written.
+	PrintColumns []PrintColumn
 }
 
 // ParseType reads the kubebuilder markers from a type's comment lines.
@@ -46,7 +63,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		out   Type
 		warns []string
 	)
-	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName) {
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName) {
 		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 
@@ -95,7 +112,56 @@ func ParseType(lines []string) (Type, []string, error) {
 		}
 		out.SelectableFields = append(out.SelectableFields, path)
 	}
+
+	columns, err := Find(lines, PrintColumnName)
+	if err != nil {
+		return out, nil, err
+	}
+	for _, m := range columns {
+		c, w, err := parsePrintColumn(m)
+		if err != nil {
+			return out, nil, err
+		}
+		out.PrintColumns, warns = append(out.PrintColumns, c), append(warns, w...)
+	}
 	return out, warns, nil
+}
+
+// parsePrintColumn reads +kubebuilder:printcolumn, with controller-tools'
+// argument names.
+func parsePrintColumn(m Marker) (PrintColumn, []string, error) {
+	c := PrintColumn{Text: m.Text}
+	var warns []string
+	for _, a := range m.Args {
+		switch a.Key {
+		case "name":
+			c.Name = a.Value
+		case "type":
+			c.Type = a.Value
+		case "JSONPath":
+			c.JSONPath = a.Value
+		case "description":
+			c.Description = a.Value
+		case "format":
+			c.Format = a.Value
+		case "priority":
+			p, err := strconv.ParseInt(a.Value, 10, 32)
+			if err != nil {
+				return c, nil, malformed(m.Text, fmt.Sprintf("priority %q is not a 32-bit integer", a.Value))
+			}
+			c.Priority = int32(p)
+		case "":
+			return c, nil, malformed(m.Text, "expected key=value arguments")
+		default:
+			warns = append(warns, fmt.Sprintf("%s: ignoring unknown argument %q", m.Text, a.Key))
+		}
+	}
+	for _, req := range []struct{ key, value string }{{"name", c.Name}, {"type", c.Type}, {"JSONPath", c.JSONPath}} {
+		if req.value == "" {
+			return c, nil, malformed(m.Text, req.key+" is required")
+		}
+	}
+	return c, warns, nil
 }
 
 func parseResource(m Marker) (*Resource, []string, error) {

@@ -109,6 +109,9 @@ func TestParseType(t *testing.T) {
 		"+kubebuilder:selectablefield:JSONPath=`.status.phase`",
 		"+kubebuilder:selectableField:JSONPath=.spec.typo",
 		"+kubebuilder:printcolumn:name=Engine,type=string,JSONPath=.spec.engine",
+		`+kubebuilder:printcolumn:name="Display Name",type="string",JSONPath=".spec.displayName",description="Shown to users, in full.",priority=1,format=byte`,
+		"+kubebuilder:printcolumn:JSONPath=`.status.conditions[?(@.type==\"Ready\")].status`,name=Ready,type=string,priority=-2",
+		"+kubebuilder:printColumn:name=Typo,type=string,JSONPath=.spec.typo",
 	}
 	got, warns, err := ParseType(lines)
 	if err != nil {
@@ -121,12 +124,17 @@ func TestParseType(t *testing.T) {
 		},
 		StatusSubresource: true,
 		SelectableFields:  []string{".spec.engine", ".status.phase"},
+		PrintColumns: []PrintColumn{
+			{Name: "Engine", Type: "string", JSONPath: ".spec.engine", Text: lines[8]},
+			{Name: "Display Name", Type: "string", JSONPath: ".spec.displayName", Description: "Shown to users, in full.", Priority: 1, Format: "byte", Text: lines[9]},
+			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`, Priority: -2, Text: lines[10]},
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	if len(warns) != 2 || !strings.Contains(warns[0], "selectableField") || !strings.Contains(warns[1], "storageVersion") {
-		t.Fatalf("warnings = %q, want the near miss and the unknown key", warns)
+	if len(warns) != 3 || !strings.Contains(warns[0], "selectableField") || !strings.Contains(warns[1], "printColumn") || !strings.Contains(warns[2], "storageVersion") {
+		t.Fatalf("warnings = %q, want the two near misses and the unknown key", warns)
 	}
 }
 
@@ -138,6 +146,14 @@ func TestParseTypeErrors(t *testing.T) {
 		"+kubebuilder:subresource:status:x=y",
 		"+kubebuilder:selectablefield:name=x",
 		`+kubebuilder:selectablefield:JSONPath=".spec`,
+		"+kubebuilder:printcolumn",
+		"+kubebuilder:printcolumn=Engine",
+		"+kubebuilder:printcolumn:type=string,JSONPath=.spec.engine",
+		"+kubebuilder:printcolumn:name=Engine,JSONPath=.spec.engine",
+		"+kubebuilder:printcolumn:name=Engine,type=string",
+		"+kubebuilder:printcolumn:name=Engine,type=string,jsonPath=.spec.engine",
+		"+kubebuilder:printcolumn:name=Engine,type=string,JSONPath=.spec.engine,priority=high",
+		"+kubebuilder:printcolumn:name=Engine,type=string,JSONPath=.spec.engine,priority=4294967296",
 	} {
 		t.Run(line, func(t *testing.T) {
 			if _, _, err := ParseType([]string{line}); !errors.Is(err, ErrMalformed) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/gengo/v2/types"
 
 	"github.com/apiloom/apiloom/codegen/markers"
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 // Import paths of the apimachinery types the model recognises.
@@ -46,6 +47,9 @@ type resourceModel struct {
 
 	// SelectableFields are in the order the markers were written.
 	SelectableFields []*fieldGetter
+	// PrintColumns are the validated +kubebuilder:printcolumn markers, in
+	// the order written.
+	PrintColumns []resource.PrintColumn
 	// CopyStatus is how the status is copied; copyNone without status.
 	CopyStatus statusCopy
 	// SpecMembers are the Go member names SpecEqual compares.
@@ -183,6 +187,10 @@ func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, er
 			}
 		}
 		r.SelectableFields = append(r.SelectableFields, g)
+	}
+
+	if r.PrintColumns, err = a.printColumns(t, kb.PrintColumns); err != nil {
+		return nil, err
 	}
 
 	if r.HasStatus {

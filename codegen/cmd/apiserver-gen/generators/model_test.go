@@ -58,6 +58,9 @@ func TestAnalyzeErrors(t *testing.T) {
 		"BadFieldMetadata":      {"JSONPath=.metadata.name", "metadata fields are not selectable"},
 		"BadFieldSyntax":        {"JSONPath=.spec.tags[0]", "plain .a.b.c path"},
 		"BadFieldThroughScalar": {"JSONPath=.spec.name.first", ".spec.name is a string, not a struct"},
+		"BadColumnType":         {"+kubebuilder:printcolumn:name=Name,type=text", `type "text" must be one of boolean, date, integer, number, string`},
+		"BadColumnPath":         {"+kubebuilder:printcolumn:name=Tag,type=string,JSONPath=.spec.tags[", `JSONPath ".spec.tags[" does not parse`},
+		"BadColumnMissing":      {"+kubebuilder:printcolumn:name=Name,JSONPath=.spec.name", "type is required"},
 	}
 	for typ, parts := range want {
 		line := lineFor(lines, invalidPkg+"."+typ+":")
@@ -79,9 +82,22 @@ func TestAnalyzeErrors(t *testing.T) {
 		t.Fatalf("resources = %+v, want only Warned", gv)
 	}
 	warns := strings.Join(an.warns, "\n")
-	for _, w := range []string{"storageVersion", "+kubebuilder:selectableField:JSONPath=.spec.name: ignored"} {
+	for _, w := range []string{
+		"storageVersion",
+		"+kubebuilder:selectableField:JSONPath=.spec.name: ignored",
+		`name=Nope,type=string,JSONPath=.spec.nope: .spec has no field "nope"; the column will always be empty`,
+		"name=Count,type=integer,JSONPath=.spec.name: type integer cannot show a string value",
+		"name=First,type=string,JSONPath=.spec.tags.first: .spec.tags is a slice, not an object",
+		"name=born,type=boolean,JSONPath=.metadata.labels.born: kubectl will show two BORN columns",
+		`colour=red: ignoring unknown argument "colour"`,
+	} {
 		if !strings.Contains(warns, w) {
 			t.Errorf("warnings %q do not mention %q", warns, w)
+		}
+	}
+	for _, w := range an.warns {
+		if strings.Contains(w, "name=Born,") || strings.Contains(w, "name=Ratio,") && !strings.Contains(w, "colour") {
+			t.Errorf("warning %q about a column that can show values", w)
 		}
 	}
 }

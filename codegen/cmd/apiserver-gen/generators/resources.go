@@ -9,6 +9,8 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/namer"
 	"k8s.io/gengo/v2/types"
+
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 // Import paths the generated code refers to.
@@ -38,6 +40,7 @@ var $.var$ = &$.Definition|raw$[*$.type|raw$]{
 		Categories:       $.info.Categories$,
 		HasStatus:        $.info.HasStatus$,
 		SelectableFields: $.info.SelectableFields$,
+		PrintColumns:     $.info.PrintColumns$,
 		OpenAPIName:      $.info.OpenAPIName$,
 	},
 	New: func() *$.type|raw$ { return new($.type|raw$) },
@@ -172,7 +175,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 		"groupVersion": g.gv.Group + "/" + g.gv.Version,
 		"namespaced":   r.Namespaced,
 		"fieldsFunc":   fieldsFuncName(r),
-		"info":         infoLiterals(g.gv, r),
+		"info":         infoLiterals(g.gv, r, c.Namers["raw"].Name(c.Universe.Type(types.Name{Package: resourcePkg, Name: "PrintColumn"}))),
 		"Definition":   c.Universe.Type(types.Name{Package: resourcePkg, Name: "Definition"}),
 		"Info":         c.Universe.Type(types.Name{Package: resourcePkg, Name: "Info"}),
 		"ObjectFields": c.Universe.Function(types.Name{Package: resourcePkg, Name: "ObjectFields"}),
@@ -243,8 +246,9 @@ func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
 	return sw.Error()
 }
 
-// infoLiterals are the Go literals of r's resource.Info fields.
-func infoLiterals(gv *groupVersion, r *resourceModel) map[string]string {
+// infoLiterals are the Go literals of r's resource.Info fields; column is
+// how the generated file names resource.PrintColumn.
+func infoLiterals(gv *groupVersion, r *resourceModel, column string) map[string]string {
 	keys := make([]string, len(r.SelectableFields))
 	for i, f := range r.SelectableFields {
 		keys[i] = f.Key
@@ -261,6 +265,7 @@ func infoLiterals(gv *groupVersion, r *resourceModel) map[string]string {
 		"Categories":       stringsLiteral(r.Categories),
 		"HasStatus":        strconv.FormatBool(r.HasStatus),
 		"SelectableFields": stringsLiteral(keys),
+		"PrintColumns":     printColumnsLiteral(column, r.PrintColumns),
 		"OpenAPIName":      strconv.Quote(r.OpenAPIName),
 	}
 }
@@ -275,6 +280,31 @@ func stringsLiteral(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return "[]string{" + strings.Join(q, ", ") + "}"
+}
+
+// printColumnsLiteral renders a []resource.PrintColumn literal, one column
+// a line with only the fields that are set, or nil when there are none.
+func printColumnsLiteral(column string, cols []resource.PrintColumn) string {
+	if len(cols) == 0 {
+		return "nil"
+	}
+	var b strings.Builder
+	b.WriteString("[]" + column + "{\n")
+	for _, c := range cols {
+		fields := []string{"Name: " + strconv.Quote(c.Name), "Type: " + strconv.Quote(c.Type), "JSONPath: " + strconv.Quote(c.JSONPath)}
+		if c.Format != "" {
+			fields = append(fields, "Format: "+strconv.Quote(c.Format))
+		}
+		if c.Priority != 0 {
+			fields = append(fields, "Priority: "+strconv.FormatInt(int64(c.Priority), 10))
+		}
+		if c.Description != "" {
+			fields = append(fields, "Description: "+strconv.Quote(c.Description))
+		}
+		b.WriteString("\t\t\t{" + strings.Join(fields, ", ") + "},\n")
+	}
+	b.WriteString("\t\t}")
+	return b.String()
 }
 
 // strconvNames names strconv's formatting functions through the raw namer,

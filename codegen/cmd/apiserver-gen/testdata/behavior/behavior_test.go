@@ -1,5 +1,6 @@
 // Package behavior runs the golden output: the generated Fields, CopyStatus
-// and SpecEqual functions must do what resource.Definition promises.
+// and SpecEqual functions and printer columns must do what
+// resource.Definition promises.
 // TestGoldenCompiles runs it; it lives outside testdata/golden so -update
 // can replace that directory whole.
 package behavior
@@ -16,6 +17,7 @@ import (
 	"github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden"
 	inventorygen "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/inventory/v1alpha1"
 	shopgen "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/shop/v1"
+	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/registry"
 )
 
@@ -142,5 +144,24 @@ func TestInstall(t *testing.T) {
 	}
 	if o := shopgen.Order.New(); o == nil || o.Name != "" {
 		t.Errorf("New() = %+v, want an empty Order", o)
+	}
+}
+
+// TestPrintColumns checks that the generated columns are those written, in
+// order, and that the server accepts them.
+func TestPrintColumns(t *testing.T) {
+	var names []string
+	for _, c := range shopgen.Order.PrintColumns {
+		if err := c.Validate(); err != nil {
+			t.Errorf("column %s: %v", c.Name, err)
+		}
+		names = append(names, c.Name)
+	}
+	if want := []string{"Customer", "Qty", "Paid", "Phase", "Ready", "Carrier", "Age"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("columns %q, want %q", names, want)
+	}
+	endpoints.NewResource(shopgen.Order, nil) // panics on a column it refuses
+	if shopgen.Warehouse.PrintColumns != nil {
+		t.Errorf("Warehouse has columns %+v, but no markers", shopgen.Warehouse.PrintColumns)
 	}
 }

@@ -241,12 +241,78 @@ type BadFieldThroughScalarList struct {
 	Items           []BadFieldThroughScalar `json:"items"`
 }
 
+// BadColumnType is a test case.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:printcolumn:name=Name,type=text,JSONPath=.spec.name
+type BadColumnType struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec `json:"spec"`
+}
+
+// BadColumnTypeList is a list of BadColumnType.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BadColumnTypeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BadColumnType `json:"items"`
+}
+
+// BadColumnPath is a test case.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:printcolumn:name=Tag,type=string,JSONPath=.spec.tags[
+type BadColumnPath struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec `json:"spec"`
+}
+
+// BadColumnPathList is a list of BadColumnPath.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BadColumnPathList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BadColumnPath `json:"items"`
+}
+
+// BadColumnMissing is a test case.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:printcolumn:name=Name,JSONPath=.spec.name
+type BadColumnMissing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec `json:"spec"`
+}
+
+// BadColumnMissingList is a list of BadColumnMissing.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BadColumnMissingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BadColumnMissing `json:"items"`
+}
+
 // Warned is a test case.
 //
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:shortName=w,storageVersion=v1
 // +kubebuilder:selectableField:JSONPath=.spec.name
+// +kubebuilder:printcolumn:name=Nope,type=string,JSONPath=.spec.nope
+// +kubebuilder:printcolumn:name=Count,type=integer,JSONPath=.spec.name
+// +kubebuilder:printcolumn:name=First,type=string,JSONPath=.spec.tags.first
+// +kubebuilder:printcolumn:name=Born,type=date,JSONPath=.metadata.creationTimestamp
+// +kubebuilder:printcolumn:name=born,type=boolean,JSONPath=.metadata.labels.born
+// +kubebuilder:printcolumn:name=Ratio,type=number,JSONPath=.spec.ratio,colour=red
 type Warned struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

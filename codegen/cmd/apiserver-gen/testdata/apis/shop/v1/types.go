@@ -19,6 +19,13 @@ import (
 // +kubebuilder:selectablefield:JSONPath=.spec.shipping.express
 // +kubebuilder:selectablefield:JSONPath=.spec.region
 // +kubebuilder:selectablefield:JSONPath=.status.phase
+// +kubebuilder:printcolumn:name=Customer,type=string,JSONPath=.spec.customer
+// +kubebuilder:printcolumn:name="Qty",type="integer",JSONPath=".spec.quantity",format=int32,description="Items ordered."
+// +kubebuilder:printcolumn:name=Paid,type=boolean,JSONPath=.spec.paid
+// +kubebuilder:printcolumn:name=Phase,type=string,JSONPath=.status.phase
+// +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Carrier",type=string,JSONPath=.spec.shipping.carrier,priority=1
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=.metadata.creationTimestamp
 type Order struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
