@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,19 +121,22 @@ func TestKubectl(t *testing.T) {
 		t.Fatalf("second apply:\n%s", out)
 	}
 
-	out = k.run("get", "databases", "-n", "default")
-	if !strings.Contains(out, "orders") || !strings.Contains(out, "NAME") {
-		t.Fatalf("get:\n%s", out)
-	}
+	// The printer columns of +kubebuilder:printcolumn; the status is not
+	// set, so PHASE is empty; REGION (priority 1) only shows with -o wide.
+	expectTable(t, k.run("get", "databases", "-n", "default"),
+		[]string{"NAME", "ENGINE", "VERSION", "REPLICAS", "PHASE", "AGE"},
+		[]string{"orders", "postgres", "16.4", "3", ""})
+	expectTable(t, k.run("get", "databases", "-n", "default", "-o", "wide"),
+		[]string{"NAME", "ENGINE", "VERSION", "REPLICAS", "PHASE", "REGION", "AGE"},
+		[]string{"orders", "postgres", "16.4", "3", "", "eu-central"})
+	expectTable(t, k.run("get", "regions"),
+		[]string{"NAME", "PROVIDER", "DISPLAY NAME", "AGE"},
+		[]string{"eu-central", "aws", "Frankfurt"})
 	out = k.run("get", "db", "orders", "-n", "default", "-o", "yaml")
 	for _, want := range []string{"kind: Database", "apiVersion: example.apiloom.dev/v1", "engine: postgres", "resourceVersion:", "uid:", "kubectl.kubernetes.io/last-applied-configuration"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("get -o yaml lacks %q:\n%s", want, out)
 		}
-	}
-	out = k.run("get", "regions")
-	if !strings.Contains(out, "eu-central") {
-		t.Fatalf("get regions:\n%s", out)
 	}
 
 	// get -w shows a change made while it watches.
@@ -185,6 +189,53 @@ func TestKubectl(t *testing.T) {
 	if strings.TrimSpace(out) != "" {
 		t.Fatalf("after delete, get lists:\n%s", out)
 	}
+}
+
+// expectTable checks kubectl get's output: the header, then one row whose
+// cells are row followed by an age ("5s"). Cells are cut at the header's
+// column positions, so an empty cell is seen as one.
+func expectTable(t *testing.T, out string, header, row []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get printed\n%s\nwant a header and one row", out)
+	}
+	// Columns are separated by at least two spaces; a header may hold one.
+	var names []string
+	var starts []int
+	for i := 0; i < len(lines[0]); {
+		end := strings.Index(lines[0][i:], "  ")
+		if end < 0 {
+			end = len(lines[0]) - i
+		}
+		names, starts = append(names, lines[0][i:i+end]), append(starts, i)
+		i += end
+		for i < len(lines[0]) && lines[0][i] == ' ' {
+			i++
+		}
+	}
+	if !slices.Equal(names, header) {
+		t.Fatalf("kubectl get printed the header %q, want %q:\n%s", names, header, out)
+	}
+	cells := make([]string, len(starts))
+	for i, start := range starts {
+		end := len(lines[1])
+		if i+1 < len(starts) {
+			end = min(starts[i+1], end)
+		}
+		if start < end {
+			cells[i] = strings.TrimSpace(lines[1][start:end])
+		}
+	}
+	age := cells[len(cells)-1]
+	if !slices.Equal(cells[:len(cells)-1], row) || !ageLike(age) {
+		t.Fatalf("kubectl get printed the cells %q, want %q and an age:\n%s", cells, row, out)
+	}
+}
+
+// ageLike reports whether s is an age as kubectl prints one: "7s", "2m3s".
+func ageLike(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789smhdy") == "" && strings.ContainsAny(s[:1], "0123456789")
 }
 
 // expectLine reads lines until one equals want (ignoring spacing), or fails.

@@ -12,6 +12,12 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:selectablefield:JSONPath=.spec.engine
 // +kubebuilder:selectablefield:JSONPath=.spec.region
+// +kubebuilder:printcolumn:name=Engine,type=string,JSONPath=.spec.engine,description="The database engine."
+// +kubebuilder:printcolumn:name=Version,type=string,JSONPath=.spec.version,description="The engine version."
+// +kubebuilder:printcolumn:name=Replicas,type=integer,JSONPath=.spec.replicas,format=int32,description="The number of instances asked for."
+// +kubebuilder:printcolumn:name=Phase,type=string,JSONPath=.status.phase,description="What the controller last observed."
+// +kubebuilder:printcolumn:name=Region,type=string,JSONPath=.spec.region,priority=1,description="The Region the database runs in."
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=.metadata.creationTimestamp
 type Database struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -66,6 +72,9 @@ type DatabaseList struct {
 // +genclient:nonNamespaced
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:scope=Cluster,shortName=rg
+// +kubebuilder:printcolumn:name=Provider,type=string,JSONPath=.spec.provider,description="The infrastructure provider."
+// +kubebuilder:printcolumn:name="Display Name",type=string,JSONPath=.spec.displayName,description="The human-readable name."
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=.metadata.creationTimestamp
 type Region struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
