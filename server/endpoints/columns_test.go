@@ -3,6 +3,7 @@ package endpoints
 import (
 	"bytes"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,4 +194,34 @@ func TestMayReadManagedFields(t *testing.T) {
 			t.Errorf("mayReadManagedFields(%q) = %v, want %v", p, got, want)
 		}
 	}
+}
+
+// TestColumnsConcurrent renders one shared object from many goroutines, as
+// concurrent requests do (the watch cache hands out shared objects); run it
+// with -race.
+func TestColumnsConcurrent(t *testing.T) {
+	c, err := newColumns(printedInfo(
+		resource.PrintColumn{Name: "Name", Type: "string", JSONPath: ".spec.name"},
+		resource.PrintColumn{Name: "Second", Type: "string", JSONPath: ".spec.items[1]"},
+		resource.PrintColumn{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := newPrinted()
+	want := []any{"p", "alpha", "y", "2d1h"}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var buf bytes.Buffer
+			for range 50 {
+				cells, err := c.cells(obj, columnsNow, &buf)
+				if err != nil || !reflect.DeepEqual(cells, want) {
+					t.Errorf("cells = %#v, %v; want %#v", cells, err, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
