@@ -58,7 +58,7 @@ func defaultConfig() config {
 		Label:   "apiloom",
 		Timeout: 15 * time.Minute,
 		Group:   "example.apiloom.dev", Version: "v1", Resource: "databases", Kind: "Database", Namespace: "bench",
-		PayloadField: "spec.version", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
+		PayloadField: "spec.region", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
 		StreamsPerConn: 900, OpenConcurrency: 100,
 		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,

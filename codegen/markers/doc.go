@@ -1,7 +1,8 @@
 // Package markers reads the comment markers apiloom's generator understands:
 // the kubebuilder vocabulary (+kubebuilder:resource, +kubebuilder:subresource:status,
-// +kubebuilder:selectablefield, +kubebuilder:printcolumn) written the way
-// controller-tools accepts it.
+// +kubebuilder:selectablefield, +kubebuilder:printcolumn on types;
+// +kubebuilder:validation:*, +required, +optional and +kubebuilder:default
+// on fields) written the way controller-tools accepts it.
 //
 // A marker is one comment line: "+" name, then either nothing, ":" and a
 // comma-separated list of key=value arguments, or "=" and a single value.

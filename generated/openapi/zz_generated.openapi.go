@@ -185,7 +185,7 @@ func schema_apiloom_apis_example_v1_DatabaseSpec(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"engine": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Engine is the database engine, for example \"postgres\" or \"mysql\".",
+							Description: "Engine is the database engine: postgres, mysql or mariadb.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -388,7 +388,7 @@ func schema_apiloom_apis_example_v1_RegionSpec(ref common.ReferenceCallback) com
 					},
 					"provider": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Provider is the infrastructure provider, for example \"aws\" or \"on-prem\".",
+							Description: "Provider is the infrastructure provider: aws, gcp, azure or on-prem.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/resource"
@@ -76,7 +77,35 @@ func gadgetDefinition() *resource.Definition[*gadget] {
 			y, _ := json.Marshal(b.Spec)
 			return bytes.Equal(x, y)
 		},
+		// As if generated from +kubebuilder:validation:Minimum=1 on the
+		// ports' element type; TestDefaulting adds a default.
+		Default: func(*gadget) {},
+		Validate: func(g *gadget) field.ErrorList {
+			var errs field.ErrorList
+			for i, p := range g.Spec.Ports {
+				if p < 1 {
+					errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i), p, "should be greater than or equal to 1"))
+				}
+			}
+			return errs
+		},
 	}
+}
+
+// validatedWidgets gives def the checks of +kubebuilder:validation:Maximum=100
+// on spec.size and +kubebuilder:validation:MaxLength=12 on status.phase.
+func validatedWidgets(def *resource.Definition[*widget]) *resource.Definition[*widget] {
+	def.Validate = func(w *widget) field.ErrorList {
+		var errs field.ErrorList
+		if w.Spec.Size > 100 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "size"), w.Spec.Size, "should be less than or equal to 100"))
+		}
+		if len(w.Status.Phase) > 12 {
+			errs = append(errs, field.TooLongCharacters(field.NewPath("status", "phase"), w.Status.Phase, 12))
+		}
+		return errs
+	}
+	return def
 }
 
 // env is a server for one test: the two resources on their own keyspace
@@ -93,9 +122,15 @@ type env struct {
 // newEnv starts etcd and the server. tls serves HTTPS with HTTP/2.
 func newEnv(t *testing.T, tls bool) *env {
 	t.Helper()
+	return newEnvWith(t, tls, gadgetDefinition())
+}
+
+// newEnvWith is newEnv serving Gadgets as gdef defines them.
+func newEnvWith(t *testing.T, tls bool, gdef *resource.Definition[*gadget]) *env {
+	t.Helper()
 	root := etcdtest.Start(t)
 	c := storagetest.NewClient(t, root, "/endpoints-test")
-	wdef, gdef := storagetest.Definition(), gadgetDefinition()
+	wdef := validatedWidgets(storagetest.Definition())
 	e := &env{t: t}
 	e.widgets = storage.New(c, storage.ResourcePrefix("/registry", &wdef.Info), wdef)
 	e.gadgets = storage.New(c, storage.ResourcePrefix("/registry", &gdef.Info), gdef)

@@ -38,7 +38,8 @@ func (h *handler[O]) ensureNamespace(obj metav1.Object, namespace string) error 
 // client's system fields and resourceVersion are dropped, the server's set
 // (uid, creationTimestamp in whole seconds, generation 1), status cleared
 // when it has its own subresource, and a name generated from generateName
-// if there is none. It then validates the metadata (422 Invalid).
+// if there is none. It then applies the type's defaults and validates the
+// metadata and the type's markers, all violations in one 422 Invalid.
 func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error {
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
@@ -57,10 +58,19 @@ func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(generateName(obj.GetGenerateName()))
 	}
-	if errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath); len(errs) > 0 {
-		return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
+	h.def.Default(obj)
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
+	return h.invalid(obj, append(errs, h.def.Validate(obj)...))
+}
+
+// invalid is the 422 Invalid for the violations errs of obj, naming the
+// kind and the object with every violation as a cause, as kube-apiserver
+// answers a write that fails validation; nil when errs is empty.
+func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
 	}
-	return nil
+	return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
 }
 
 // prepareUpdate turns the object a client sent (or a patch produced) into
@@ -70,8 +80,11 @@ func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error
 // are never unconditional), another one is 409 Conflict. The result keeps
 // current's uid when the client sent none, its creationTimestamp and
 // deletion fields and, with a status subresource, its status. Generation
-// moves on when anything but metadata (and status) changed. The metadata is
-// then validated, including the immutable fields (422 Invalid).
+// moves on when anything but metadata (and status) changed; the type's
+// defaults are applied before that comparison. The metadata, including the
+// immutable fields, and the type's markers are then validated, all
+// violations in one 422 Invalid. The whole object is validated, its status
+// (current's, with a status subresource) too.
 func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
@@ -82,6 +95,9 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	if h.def.HasStatus {
 		h.def.CopyStatus(obj, current)
 	}
+	// Defaults first, as decoding applies them in kube-apiserver, so a
+	// write that omits a defaulted field does not count as a spec change.
+	h.def.Default(obj)
 	obj.SetGeneration(current.GetGeneration())
 	if !h.def.SpecEqual(obj, current) {
 		obj.SetGeneration(current.GetGeneration() + 1)
@@ -100,21 +116,23 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	obj.SetSelfLink("")
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
-	}
-	return nil
+	return h.invalid(obj, append(errs, h.def.Validate(obj)...))
 }
 
 // prepareStatusUpdate returns the object to store for a write to /status:
-// current with only its status taken from obj. The resourceVersion rules
-// are those of the main resource.
+// current with only its status taken from obj, defaulted and validated
+// whole (422 Invalid). The resourceVersion rules are those of the main
+// resource.
 func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
+	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
-		var zero O
 		return zero, err
 	}
 	h.def.CopyStatus(current, obj)
+	h.def.Default(current)
+	if err := h.invalid(current, h.def.Validate(current)); err != nil {
+		return zero, err
+	}
 	return current, nil
 }
 

@@ -108,7 +108,7 @@ func TestClientsetNamespacedLifecycle(t *testing.T) {
 	}
 
 	// List with selectors.
-	if _, err := dbs.Create(ctx, &examplev1.Database{ObjectMeta: metav1.ObjectMeta{Name: "analytics", Labels: map[string]string{"team": "data"}}}, metav1.CreateOptions{}); err != nil {
+	if _, err := dbs.Create(ctx, &examplev1.Database{ObjectMeta: metav1.ObjectMeta{Name: "analytics", Labels: map[string]string{"team": "data"}}, Spec: examplev1.DatabaseSpec{Engine: "mysql"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := dbs.List(ctx, metav1.ListOptions{LabelSelector: "team=checkout"})

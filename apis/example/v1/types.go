@@ -30,13 +30,26 @@ type Database struct {
 
 // DatabaseSpec is the desired state of a Database.
 type DatabaseSpec struct {
-	// Engine is the database engine, for example "postgres" or "mysql".
+	// Engine is the database engine: postgres, mysql or mariadb.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:Enum=postgres;mysql;mariadb
 	Engine string `json:"engine"`
 	// Version is the engine version, for example "16.4".
+	//
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)*$`
 	Version string `json:"version,omitempty"`
 	// Replicas is the number of instances to run, one primary and the rest read replicas.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	// +kubebuilder:default=1
 	Replicas int32 `json:"replicas,omitempty"`
 	// StorageGiB is the size of each instance's volume in GiB.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=10
 	StorageGiB int32 `json:"storageGiB,omitempty"`
 	// Region is the name of the cluster-scoped Region the database runs in.
 	Region string `json:"region,omitempty"`
@@ -45,6 +58,8 @@ type DatabaseSpec struct {
 // DatabaseStatus is the observed state of a Database.
 type DatabaseStatus struct {
 	// Phase is a one-word summary: Pending, Provisioning, Ready or Failed.
+	//
+	// +kubebuilder:validation:Enum=Pending;Provisioning;Ready;Failed
 	Phase string `json:"phase,omitempty"`
 	// ReadyReplicas is the number of instances accepting connections.
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
@@ -87,7 +102,9 @@ type Region struct {
 type RegionSpec struct {
 	// DisplayName is the human-readable name, for example "Frankfurt".
 	DisplayName string `json:"displayName,omitempty"`
-	// Provider is the infrastructure provider, for example "aws" or "on-prem".
+	// Provider is the infrastructure provider: aws, gcp, azure or on-prem.
+	//
+	// +kubebuilder:validation:Enum=aws;gcp;azure;on-prem
 	Provider string `json:"provider,omitempty"`
 	// Zones are the availability zones databases may be spread over.
 	Zones []string `json:"zones,omitempty"`

@@ -54,6 +54,9 @@ type resourceModel struct {
 	CopyStatus statusCopy
 	// SpecMembers are the Go member names SpecEqual compares.
 	SpecMembers []string
+	// Rules are the validation and default markers of the type and of
+	// the structs it reaches.
+	Rules *structRules
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -111,10 +114,18 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 		Version:  path.Base(p.Path),
 	}
 	sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name.Name < candidates[j].Name.Name })
+	v := newValidator(p.Path)
 	for _, t := range candidates {
-		r, err := a.resource(p, t)
+		r, err := a.resource(p, t, v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.Name, err))
+			// One line per problem, each naming the type.
+			each := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				each = j.Unwrap()
+			}
+			for _, e := range each {
+				errs = append(errs, fmt.Errorf("%s: %w", t.Name, e))
+			}
 			continue
 		}
 		gv.Resources = append(gv.Resources, r)
@@ -125,8 +136,9 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	return gv, errors.Join(errs...)
 }
 
-// resource reads one +genclient type.
-func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
+// resource reads one +genclient type; v collects the field markers of the
+// package's structs.
+func (a *analyzer) resource(p *types.Package, t *types.Type, v *validator) (*resourceModel, error) {
 	if t.Kind != types.Struct {
 		return nil, fmt.Errorf("+genclient type must be a struct, not %s", t.Kind)
 	}
@@ -199,6 +211,9 @@ func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, er
 		}
 	}
 	r.SpecMembers = specMembers(t, r.HasStatus)
+	if r.Rules, err = v.rules(t); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -262,6 +277,15 @@ func checkIdentifiers(gv *groupVersion) error {
 	for _, r := range gv.Resources {
 		add(r.Kind, "the definition of "+r.Kind)
 		add(fieldsFuncName(r), "the fields function of "+r.Kind)
+		if r.Rules != nil {
+			for _, s := range reachable(r.Rules) {
+				for _, m := range s.Members {
+					if m.PatternVar != "" {
+						add(m.PatternVar, "the pattern of "+s.Type.Name.Name+"."+m.Go)
+					}
+				}
+			}
+		}
 		for _, f := range r.SelectableFields {
 			if f.needsFunc() {
 				add(f.funcName(r), "the getter of "+r.Kind+" field "+f.Key)

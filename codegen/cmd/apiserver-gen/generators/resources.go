@@ -3,6 +3,7 @@ package generators
 import (
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 
@@ -71,7 +72,6 @@ var copyStatusTemplates = map[statusCopy]string{
 // (and status).
 const specEqualTrueTemplate = `	// $.kind$ has no fields outside metadata and status.
 	SpecEqual: func(_, _ *$.type|raw$) bool { return true },
-}
 `
 
 // specEqualOpenTemplate starts SpecEqual; specEqualMemberTemplate compares
@@ -82,7 +82,6 @@ const (
 	specEqualMemberTemplate = `$.Semantic|raw$.DeepEqual(a.$.member$, b.$.member$)`
 	specEqualCloseTemplate  = `
 	},
-}
 `
 )
 
@@ -130,6 +129,9 @@ type resourcesGenerator struct {
 	outputPkg string
 	imports   namer.ImportTracker
 	byType    map[*types.Type]*resourceModel
+	// emitted are the structs whose Default and Validate functions are
+	// written, so structs shared by resources are written once.
+	emitted map[*structRules]bool
 }
 
 var _ generator.Generator = (*resourcesGenerator)(nil)
@@ -141,6 +143,7 @@ func newResourcesGenerator(gv *groupVersion, outputPkg string) *resourcesGenerat
 		outputPkg:   outputPkg,
 		imports:     generator.NewImportTrackerForPackage(outputPkg),
 		byType:      map[*types.Type]*resourceModel{},
+		emitted:     map[*structRules]bool{},
 	}
 	for _, r := range gv.Resources {
 		g.byType[r.Type] = r
@@ -201,6 +204,14 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 			sw.Do(specEqualMemberTemplate, args.With("member", m))
 		}
 		sw.Do(specEqualCloseTemplate, args)
+	}
+	if err := sw.Error(); err != nil {
+		return err
+	}
+	vw := &validationWriter{c: c, w: w, emitted: g.emitted}
+	vw.printf("%s}\n", vw.definitionFields(r.Rules))
+	if err := vw.structs(r.Rules); err != nil {
+		return err
 	}
 
 	if len(r.SelectableFields) == 0 {
@@ -354,12 +365,14 @@ func (g *fieldGetter) unsetCondition() string {
 }
 
 // tidyImports drops the redundant alias gengo gives standard-library
-// imports (strconv "strconv").
+// imports (strconv "strconv", utf8 "unicode/utf8").
 func tidyImports(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		name, quoted, _ := strings.Cut(l, " ")
-		if strconv.Quote(name) == quoted {
+		pkg, _ := strconv.Unquote(quoted)
+		std := !strings.Contains(strings.Split(pkg, "/")[0], ".")
+		if strconv.Quote(name) == quoted || std && path.Base(pkg) == name {
 			l = quoted
 		}
 		out[i] = l

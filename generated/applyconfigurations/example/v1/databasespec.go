@@ -7,7 +7,7 @@ package v1
 //
 // DatabaseSpec is the desired state of a Database.
 type DatabaseSpecApplyConfiguration struct {
-	// Engine is the database engine, for example "postgres" or "mysql".
+	// Engine is the database engine: postgres, mysql or mariadb.
 	Engine *string `json:"engine,omitempty"`
 	// Version is the engine version, for example "16.4".
 	Version *string `json:"version,omitempty"`

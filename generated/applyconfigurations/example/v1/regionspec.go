@@ -9,7 +9,7 @@ package v1
 type RegionSpecApplyConfiguration struct {
 	// DisplayName is the human-readable name, for example "Frankfurt".
 	DisplayName *string `json:"displayName,omitempty"`
-	// Provider is the infrastructure provider, for example "aws" or "on-prem".
+	// Provider is the infrastructure provider: aws, gcp, azure or on-prem.
 	Provider *string `json:"provider,omitempty"`
 	// Zones are the availability zones databases may be spread over.
 	Zones []string `json:"zones,omitempty"`

@@ -334,3 +334,57 @@ type WarnedList struct {
 type NoMeta struct {
 	metav1.TypeMeta `json:",inline"`
 }
+
+// BadMarkers has validation and default markers that do not fit their
+// fields; each is reported naming the type, field and marker.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BadMarkers struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              BadMarkersSpec `json:"spec"`
+}
+
+// BadMarkersSpec holds the broken markers.
+type BadMarkersSpec struct {
+	// +kubebuilder:validation:Minimum=1
+	MinOnString string `json:"minOnString,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	LengthOnInt int32 `json:"lengthOnInt,omitempty"`
+	// +kubebuilder:validation:MinItems=1
+	ItemsOnString string `json:"itemsOnString,omitempty"`
+	// +kubebuilder:validation:Enum=1;two
+	EnumNotInt int32 `json:"enumNotInt,omitempty"`
+	// +kubebuilder:validation:Pattern=`^(unclosed$`
+	BadPattern string `json:"badPattern,omitempty"`
+	// +kubebuilder:default=yes
+	DefaultNotBool bool `json:"defaultNotBool,omitempty"`
+	// +kubebuilder:validation:Maximum=70000
+	MaxOverflow uint16 `json:"maxOverflow,omitempty"`
+	// +kubebuilder:validation:Enum=a;b
+	// +kubebuilder:default=c
+	DefaultNotInEnum string `json:"defaultNotInEnum,omitempty"`
+	// +kubebuilder:validation:Required
+	RequiredStruct Nested `json:"requiredStruct"`
+	// +kubebuilder:validation:MinLength=abc
+	MalformedCount string `json:"malformedCount,omitempty"`
+	// +kubebuilder:default={}
+	DefaultSlice []string `json:"defaultSlice,omitempty"`
+	// +kubebuilder:validation:ExclusiveMinimum
+	ExclusiveAlone int32 `json:"exclusiveAlone,omitempty"`
+}
+
+// Nested is a struct member.
+type Nested struct {
+	Name string `json:"name,omitempty"`
+}
+
+// BadMarkersList is a list of BadMarkers.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BadMarkersList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BadMarkers `json:"items"`
+}

@@ -38,25 +38,59 @@ type Order struct {
 
 // OrderSpec is what was ordered.
 type OrderSpec struct {
-	Customer    string    `json:"customer"`
-	Paid        bool      `json:"paid,omitempty"`
-	Quantity    int32     `json:"quantity"`
-	WeightGrams uint32    `json:"weightGrams,omitempty"`
-	Priority    *int64    `json:"priority,omitempty"`
-	Shipping    *Shipping `json:"shipping,omitempty"`
-	Location    `json:",inline"`
-	Items       []string `json:"items,omitempty"`
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=20
+	Customer string `json:"customer"`
+	Paid     bool   `json:"paid,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	Quantity int32 `json:"quantity"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMinimum
+	// +kubebuilder:default=500
+	WeightGrams uint32 `json:"weightGrams,omitempty"`
+	// +kubebuilder:validation:Enum=-3;0;3
+	// +kubebuilder:default=0
+	Priority *int64 `json:"priority,omitempty"`
+	// +kubebuilder:default={}
+	Shipping *Shipping `json:"shipping,omitempty"`
+	Location `json:",inline"`
+	// +kubebuilder:validation:MaxItems=3
+	Items []string `json:"items,omitempty"`
+	// +kubebuilder:validation:MinItems=2
+	Lines []OrderLine `json:"lines,omitempty"`
+	// Gifts are wrapped items by recipient.
+	Gifts map[string]OrderLine `json:"gifts,omitempty"`
+	// +kubebuilder:validation:Optional
+	Discount *float64 `json:"discount,omitempty"`
+}
+
+// OrderLine is one line of an order, validated wherever it appears.
+type OrderLine struct {
+	// +required
+	// +kubebuilder:validation:Pattern=`^[A-Z]{3}-[0-9]+$`
+	SKU string `json:"sku"`
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	Count int32 `json:"count,omitempty"`
+	// Next chains lines, so the rules are recursive.
+	Next *OrderLine `json:"next,omitempty"`
 }
 
 // Location is inlined into OrderSpec.
 type Location struct {
+	// +kubebuilder:validation:Enum=eu;us;apac
 	Region string `json:"region,omitempty"`
 }
 
 // Shipping says how an order travels.
 type Shipping struct {
+	// +kubebuilder:default=post
 	Carrier string `json:"carrier"`
-	Express *bool  `json:"express,omitempty"`
+	// +kubebuilder:default=false
+	Express *bool `json:"express,omitempty"`
 }
 
 // OrderPhase is a named string type.
@@ -64,6 +98,7 @@ type OrderPhase string
 
 // OrderStatus is the observed state of an Order.
 type OrderStatus struct {
+	// +kubebuilder:validation:Enum=Paid;Shipped
 	Phase      OrderPhase         `json:"phase,omitempty"`
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+)
+
+// TestValidationAndDefaults checks the server enforces the markers of
+// apis/example/v1 through the generated clientset: violations are one 422
+// Invalid with a cause per field, and unset fields get their defaults.
+func TestValidationAndDefaults(t *testing.T) {
+	_, cs := startServer(t)
+	ctx := t.Context()
+	dbs := cs.ExampleV1().Databases("shop")
+
+	bad := newDatabase("bad")
+	bad.Spec.Engine, bad.Spec.Replicas = "oracle", 10
+	_, err := dbs.Create(ctx, bad, metav1.CreateOptions{})
+	var st *apierrors.StatusError
+	if !apierrors.IsInvalid(err) || !errors.As(err, &st) || st.ErrStatus.Details == nil {
+		t.Fatalf("create with engine oracle and 10 replicas: want Invalid, got %v", err)
+	}
+	var fields []string
+	for _, c := range st.ErrStatus.Details.Causes {
+		fields = append(fields, string(c.Type)+" "+c.Field)
+	}
+	if want := []string{"FieldValueNotSupported spec.engine", "FieldValueInvalid spec.replicas"}; !reflect.DeepEqual(fields, want) {
+		t.Errorf("causes = %q, want %q (%v)", fields, want, err)
+	}
+	if d := st.ErrStatus.Details; d.Kind != "Database" || d.Group != "example.apiloom.dev" || d.Name != "bad" {
+		t.Errorf("details = %+v", d)
+	}
+	if _, err := dbs.Get(ctx, "bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("rejected object was stored: %v", err)
+	}
+
+	// Replicas and storageGiB are omitempty: zero is absent, so defaulted.
+	plain := &examplev1.Database{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: examplev1.DatabaseSpec{Engine: "mariadb"}}
+	created, err := dbs.Create(ctx, plain, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.Replicas != 1 || created.Spec.StorageGiB != 10 {
+		t.Errorf("created spec %+v, want replicas 1 and storageGiB 10 defaulted", created.Spec)
+	}
+	raw, err := cs.ExampleV1().RESTClient().Post().Namespace("shop").Resource("databases").
+		Body([]byte(`{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"zero"},"spec":{"engine":"mysql","replicas":0}}`)).
+		SetHeader("Content-Type", "application/json").Do(ctx).Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero := raw.(*examplev1.Database); zero.Spec.Replicas != 1 {
+		t.Errorf(`"replicas":0 came back as %d, want the default 1`, zero.Spec.Replicas)
+	}
+
+	// Updates and status writes are validated too.
+	created.Spec.Version = "latest"
+	if _, err := dbs.Update(ctx, created, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("update with version %q: want Invalid, got %v", created.Spec.Version, err)
+	}
+	created.Spec.Version = "11.4"
+	created.Status.Phase = "Exploded"
+	if _, err := dbs.UpdateStatus(ctx, created, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("status phase Exploded: want Invalid, got %v", err)
+	}
+	regions := cs.ExampleV1().Regions()
+	if _, err := regions.Create(ctx, &examplev1.Region{ObjectMeta: metav1.ObjectMeta{Name: "moon"}, Spec: examplev1.RegionSpec{Provider: "nasa"}}, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("region provider nasa: want Invalid, got %v", err)
+	}
+}
