@@ -211,7 +211,12 @@ func (a *analyzer) resource(p *types.Package, t *types.Type, v *validator) (*res
 		}
 	}
 	r.SpecMembers = specMembers(t, r.HasStatus)
-	if r.Rules, err = v.rules(t); err != nil {
+	r.Rules, err = v.rules(t)
+	for _, w := range v.warns {
+		a.warnf("%s: %s", t.Name, w)
+	}
+	v.warns = nil
+	if err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -114,6 +114,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		"name=First,type=string,JSONPath=.spec.tags.first: .spec.tags is a slice, not an object",
 		"name=born,type=boolean,JSONPath=.metadata.labels.born: kubectl will show two BORN columns",
 		`colour=red: ignoring unknown argument "colour"`,
+		"BadMarkersSpec.NearMiss: +kubebuilder:validation:maxLength=3: ignored: marker names are case-sensitive",
 	} {
 		if !strings.Contains(warns, w) {
 			t.Errorf("warnings %q do not mention %q", warns, w)

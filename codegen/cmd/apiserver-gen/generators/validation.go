@@ -63,17 +63,17 @@ type memberRules struct {
 	Builtin string
 	Named   bool
 
-	Required                bool
-	Min, Max                string // Go literals, "" when unset
-	ExclusiveMin, ExclusMax bool
-	MinLength, MaxLength    int64 // -1 when unset
-	MinItems, MaxItems      int64 // -1 when unset
-	Pattern                 string
-	PatternVar              string
-	Enum                    []string // Go literals
-	EnumText                []string // the values as written, for NotSupported
-	Default                 string   // Go literal, "" when unset
-	DefaultEmptyObj         bool     // default {} on a pointer to a struct
+	Required                   bool
+	Min, Max                   string // Go literals, "" when unset
+	ExclusiveMin, ExclusiveMax bool
+	MinLength, MaxLength       int64 // -1 when unset
+	MinItems, MaxItems         int64 // -1 when unset
+	Pattern                    string
+	PatternVar                 string
+	Enum                       []string // Go literals
+	EnumText                   []string // the values as written, for NotSupported
+	Default                    string   // Go literal, "" when unset
+	DefaultEmptyObj            bool     // default {} on a pointer to a struct
 }
 
 // hasChecks reports whether a present scalar has anything to check.
@@ -87,6 +87,8 @@ type validator struct {
 	structs map[*types.Type]*structRules
 	// order is every struct in the order first reached, for stable output.
 	order []*structRules
+	// warns are the near-miss marker names found; the analyzer takes them.
+	warns []string
 }
 
 func newValidator(pkg string) *validator {
@@ -164,7 +166,9 @@ func (v *validator) member(parent *types.Type, m types.Member, name string) (*me
 	if err != nil {
 		return nil, []error{where(err)}
 	}
-	_ = warns // near misses of field markers are reported by lint, not here
+	for _, w := range warns {
+		v.warns = append(v.warns, fmt.Sprintf("%s.%s: %s", parent.Name.Name, m.Name, w))
+	}
 	_, tag, _ := strings.Cut(reflect.StructTag(m.Tags).Get("json"), ",")
 	mr := &memberRules{
 		Go: m.Name, JSON: name, OmitEmpty: strings.Contains(","+tag+",", ",omitempty,"),
@@ -275,7 +279,7 @@ func (mr *memberRules) apply(f markers.Field, parent *types.Type, m types.Member
 		}
 		*c.dst = lit
 	}
-	mr.ExclusiveMin, mr.ExclusMax = f.ExclusiveMinimum, f.ExclusiveMaximum
+	mr.ExclusiveMin, mr.ExclusiveMax = f.ExclusiveMinimum, f.ExclusiveMaximum
 
 	for _, c := range []struct {
 		name string
@@ -385,7 +389,7 @@ func (mr *memberRules) refuses(d, lit string) string {
 		}
 		if mr.Max != "" {
 			m, _ := strconv.ParseFloat(mr.Max, 64)
-			if x > m || mr.ExclusMax && x == m {
+			if x > m || mr.ExclusiveMax && x == m {
 				return "is above the Maximum"
 			}
 		}

@@ -284,7 +284,7 @@ func (g *validationWriter) scalarChecks(m *memberRules, path string) {
 	}
 	if m.Max != "" {
 		op, msg := ">", "should be less than or equal to "
-		if m.ExclusMax {
+		if m.ExclusiveMax {
 			op, msg = ">=", "should be less than "
 		}
 		check("v "+op+" "+m.Max, fmt.Sprintf("%s(%s, v, %s)", invalid, path, strconv.Quote(msg+m.Max)))

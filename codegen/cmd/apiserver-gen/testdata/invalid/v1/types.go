@@ -373,6 +373,8 @@ type BadMarkersSpec struct {
 	DefaultSlice []string `json:"defaultSlice,omitempty"`
 	// +kubebuilder:validation:ExclusiveMinimum
 	ExclusiveAlone int32 `json:"exclusiveAlone,omitempty"`
+	// +kubebuilder:validation:maxLength=3
+	NearMiss string `json:"nearMiss,omitempty"`
 }
 
 // Nested is a struct member.
