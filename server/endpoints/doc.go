@@ -12,8 +12,9 @@
 // split by concern: the routes (router.go), query options (options.go),
 // request bodies (body.go), content negotiation (negotiate.go), responses
 // and Tables (response.go, table.go, with the resource's printer columns
-// in columns.go), the metadata rules of writes
-// (meta.go, names.go) and errors as metav1.Status (status.go).
+// in columns.go), the metadata rules of writes, which also apply the
+// type's generated defaults and validation (meta.go, names.go) and errors
+// as metav1.Status (status.go).
 //
 // Objects storage returns may be shared with other readers (the watch
 // cache's are) and are never modified; a watch event the producer encoded
