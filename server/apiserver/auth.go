@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // loadOrCreateToken returns the admin bearer token kept in dataDir, creating
@@ -45,6 +47,6 @@ func withBearerToken(token string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
+		endpoints.WriteError(w, apierrors.NewUnauthorized("Unauthorized"))
 	})
 }

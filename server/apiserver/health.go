@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"net/http"
-	"os"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -33,5 +32,3 @@ func healthHandler(client *clientv3.Client, served *registry.Served) http.Handle
 		_, _ = w.Write([]byte("ok"))
 	})
 }
-
-func mkdirPrivate(dir string) error { return os.MkdirAll(dir, 0o700) }

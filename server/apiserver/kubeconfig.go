@@ -10,11 +10,9 @@ import (
 // writeKubeconfig writes a kubeconfig for the admin user so that
 // `kubectl --kubeconfig <data-dir>/kubeconfig` works without further setup.
 func writeKubeconfig(path, serverURL string, caPEM []byte, token string) error {
+	// caPEM is nil for an operator-provided certificate, which the system
+	// pool is then expected to trust.
 	cluster := &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: caPEM}
-	if caPEM == nil {
-		// An operator-provided certificate is presumably trusted by the system pool.
-		cluster.CertificateAuthorityData = nil
-	}
 	cfg := clientcmdapi.Config{
 		Clusters:       map[string]*clientcmdapi.Cluster{"apiloom": cluster},
 		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {Token: token}},

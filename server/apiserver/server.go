@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -76,7 +77,7 @@ func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
 // shuts down gracefully: stop accepting, end watches, drain requests, stop
 // storage, and stop the embedded etcd last.
 func (s *Server) Run(ctx context.Context) error {
-	if err := mkdirPrivate(s.opts.DataDir); err != nil {
+	if err := os.MkdirAll(s.opts.DataDir, 0o700); err != nil {
 		return err
 	}
 	cert, err := loadOrCreateServingCert(&s.opts)

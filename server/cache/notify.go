@@ -14,30 +14,38 @@ func (c *Cache[O]) wake(namespaces []string, events bool) {
 	defer c.wmu.Unlock()
 	if events {
 		for _, ns := range namespaces {
-			if ch, ok := c.wakeNS[ns]; ok {
-				close(ch)
-				delete(c.wakeNS, ns)
-			}
+			c.wakeNamespaceLocked(ns)
 		}
-		close(c.wakeAll)
-		c.wakeAll = make(chan struct{})
+		c.wakeAll = renew(c.wakeAll)
 	}
-	close(c.revUp)
-	c.revUp = make(chan struct{})
+	c.revUp = renew(c.revUp)
 }
 
 // wakeEveryone wakes every waiter: after a relist, all of them must look.
 func (c *Cache[O]) wakeEveryone() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	for ns, ch := range c.wakeNS {
+	for ns := range c.wakeNS {
+		c.wakeNamespaceLocked(ns)
+	}
+	c.wakeAll = renew(c.wakeAll)
+	c.revUp = renew(c.revUp)
+}
+
+// wakeNamespaceLocked wakes the watchers of namespace ns; the next ones get
+// a fresh channel from watchChans. c.wmu must be held.
+func (c *Cache[O]) wakeNamespaceLocked(ns string) {
+	if ch, ok := c.wakeNS[ns]; ok {
 		close(ch)
 		delete(c.wakeNS, ns)
 	}
-	close(c.wakeAll)
-	c.wakeAll = make(chan struct{})
-	close(c.revUp)
-	c.revUp = make(chan struct{})
+}
+
+// renew closes ch, waking everyone waiting on it, and returns the channel
+// the next waiters wait on.
+func renew(ch chan struct{}) chan struct{} {
+	close(ch)
+	return make(chan struct{})
 }
 
 // watchChans returns the channel closed at the next event that may
@@ -73,6 +81,5 @@ func (c *Cache[O]) tick() {
 	c.ticks.Add(1)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	close(c.tickCh)
-	c.tickCh = make(chan struct{})
+	c.tickCh = renew(c.tickCh)
 }

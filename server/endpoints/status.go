@@ -165,6 +165,11 @@ func encodeStatus(s metav1.Status) []byte {
 	return data
 }
 
+// WriteError answers with err as a metav1.Status, as every handler here
+// does; the server's own middleware (authentication) uses it so that its
+// errors look the same. It must be called before anything else was written.
+func WriteError(w http.ResponseWriter, err error) { writeError(w, nil, err) }
+
 // writeError answers the request with err as a Status. It must be called
 // before anything else was written.
 func writeError(w http.ResponseWriter, _ *http.Request, err error) {
