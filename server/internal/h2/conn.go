@@ -1,0 +1,511 @@
+package h2
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+const (
+	// initialStreamWindow is each request body's flow-control window: a
+	// write's body (at most a few MiB) arrives in a few round trips.
+	initialStreamWindow = 1 << 20
+	// connWindow is the receive window shared by a connection's bodies.
+	connWindow = 4 << 20
+	// maxReadFrame is the largest frame accepted: the protocol's default,
+	// which this server does not raise.
+	maxReadFrame = 16 << 10
+	// defaultWindow is a window before the peer's SETTINGS change it.
+	defaultWindow = 65535
+	maxWindow     = 1<<31 - 1
+	// prefaceTimeout bounds the wait for the client's preface.
+	prefaceTimeout = 10 * time.Second
+	// goAwayGrace is how long a connection with no open streams lingers
+	// after GOAWAY, so the client reads it before the close.
+	goAwayGrace = time.Second
+)
+
+var clientPreface = []byte(http2.ClientPreface)
+
+// conn is one HTTP/2 connection. Its goroutine (serve) reads and handles
+// frames; one writer goroutine writes every frame; each request runs its
+// handler in a goroutine of its own until it returns or detaches.
+type conn struct {
+	srv     *Server
+	nc      net.Conn
+	handler http.Handler
+	ctx     context.Context // requests' contexts derive from it
+	log     *slog.Logger
+	tls     *tls.ConnectionState
+	br      *bufio.Reader
+	fr      *http2.Framer // read side only, used by serve
+
+	handlers   sync.WaitGroup // running handler goroutines
+	writerDone chan struct{}
+
+	mu   sync.Mutex
+	work sync.Cond // the writer has something to do; L is &mu
+
+	streams     map[uint32]*stream // open streams, by id
+	maxClientID uint32             // the highest stream id the client used
+	open        int                // streams counted against the limit
+
+	control     []byte   // encoded control frames, sent before stream frames
+	toClose     []Source // sources of streams closed while mu was held
+	head, tail  *stream
+	sendWindow  int64 // connection-level send window
+	peerWindow  int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame   int   // the client's SETTINGS_MAX_FRAME_SIZE
+	tableSize   uint32
+	tableChange bool   // tableSize is new for the writer's encoder
+	recvWindow  int64  // connection-level receive window left
+	recvCredit  int64  // received bytes consumed but not yet returned
+	goingAway   bool   // GOAWAY is queued: no new streams
+	closing     bool   // the connection ends: the writer drains and exits
+	closeTimer  *time.Timer
+}
+
+func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn {
+	c := &conn{
+		srv:        s,
+		nc:         nc,
+		handler:    h,
+		ctx:        ctx,
+		log:        s.log().With("remote", nc.RemoteAddr().String()),
+		writerDone: make(chan struct{}),
+		streams:    make(map[uint32]*stream),
+		sendWindow: defaultWindow,
+		peerWindow: defaultWindow,
+		peerFrame:  16 << 10,
+		recvWindow: connWindow,
+	}
+	c.work.L = &c.mu
+	if tc, ok := nc.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		c.tls = &st
+	}
+	c.br = bufio.NewReaderSize(nc, 16<<10)
+	c.fr = http2.NewFramer(nil, c.br)
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
+	c.fr.SetMaxReadFrameSize(maxReadFrame)
+	return c
+}
+
+// serve runs the connection: the preface, then frames until the client
+// leaves or a connection error. It returns after the writer and every
+// handler have stopped.
+func (c *conn) serve() {
+	go func() {
+		defer close(c.writerDone)
+		c.writeLoop()
+	}()
+	defer c.teardown()
+
+	if err := c.readPreface(); err != nil {
+		c.log.Debug("http2: bad preface", "err", err)
+		c.fail(http2.ErrCodeProtocol)
+		return
+	}
+	for {
+		f, err := c.fr.ReadFrame()
+		if err == nil {
+			err = c.process(f)
+		}
+		if err == nil {
+			continue
+		}
+		var se http2.StreamError
+		var ce http2.ConnectionError
+		switch {
+		case errors.As(err, &se):
+			c.mu.Lock()
+			c.resetLocked(se.StreamID, se.Code)
+			c.mu.Unlock()
+		case errors.As(err, &ce):
+			c.log.Debug("http2: connection error", "code", http2.ErrCode(ce), "err", c.fr.ErrorDetail())
+			c.fail(http2.ErrCode(ce))
+			return
+		default:
+			return // the client left, or the connection broke
+		}
+	}
+}
+
+// readPreface reads the client's magic string and its first frame, which
+// must be SETTINGS.
+func (c *conn) readPreface() error {
+	_ = c.nc.SetReadDeadline(time.Now().Add(prefaceTimeout))
+	defer func() { _ = c.nc.SetReadDeadline(time.Time{}) }()
+	buf := make([]byte, len(clientPreface))
+	if _, err := io.ReadFull(c.br, buf); err != nil {
+		return err
+	}
+	if string(buf) != http2.ClientPreface {
+		return errors.New("not the HTTP/2 client preface")
+	}
+	f, err := c.fr.ReadFrame()
+	if err != nil {
+		return err
+	}
+	sf, ok := f.(*http2.SettingsFrame)
+	if !ok || sf.IsAck() {
+		return errors.New("the client preface's first frame is not SETTINGS")
+	}
+	return c.process(sf)
+}
+
+// fail sends GOAWAY with code and lets the connection end.
+func (c *conn) fail(code http2.ErrCode) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.goingAway {
+		c.goingAway = true
+		c.control = appendGoAway(c.control, c.maxClientID, code)
+	}
+	c.closing = true
+	c.work.Signal()
+}
+
+// goAway starts a graceful close: GOAWAY, no new streams, and the
+// connection closes once its open streams are done.
+func (c *conn) goAway() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.goingAway {
+		return
+	}
+	c.goingAway = true
+	c.control = appendGoAway(c.control, c.maxClientID, http2.ErrCodeNo)
+	c.work.Signal()
+	c.closeIfIdleLocked()
+}
+
+// closeIfIdleLocked closes the connection shortly after GOAWAY once no
+// stream is open; the pause lets the client read the GOAWAY first.
+func (c *conn) closeIfIdleLocked() {
+	if c.goingAway && c.open == 0 && c.closeTimer == nil {
+		c.closeTimer = time.AfterFunc(goAwayGrace, func() { _ = c.nc.Close() })
+	}
+}
+
+// teardown ends every stream, lets the writer drain briefly, closes the
+// connection and waits for the writer and the handlers.
+func (c *conn) teardown() {
+	c.mu.Lock()
+	c.closing = true
+	var sources []Source
+	for _, st := range c.streams {
+		if src := c.closeStreamLocked(st, noReset); src != nil {
+			sources = append(sources, src)
+		}
+	}
+	if c.closeTimer != nil {
+		c.closeTimer.Stop()
+	}
+	c.work.Broadcast()
+	c.mu.Unlock()
+	for _, src := range sources {
+		src.Close()
+	}
+
+	grace := time.NewTimer(goAwayGrace)
+	select {
+	case <-c.writerDone:
+	case <-grace.C:
+	}
+	grace.Stop()
+	_ = c.nc.Close()
+	<-c.writerDone
+	c.mu.Lock()
+	sources = c.toClose // closed after the writer stopped taking them
+	c.toClose = nil
+	c.mu.Unlock()
+	for _, src := range sources {
+		src.Close()
+	}
+	c.handlers.Wait()
+}
+
+// process handles one frame read from the client.
+func (c *conn) process(f http2.Frame) error {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		return c.processSettings(f)
+	case *http2.MetaHeadersFrame:
+		return c.processHeaders(f)
+	case *http2.DataFrame:
+		return c.processData(f)
+	case *http2.WindowUpdateFrame:
+		return c.processWindowUpdate(f)
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			c.mu.Lock()
+			c.control = appendPingAck(c.control, f.Data)
+			c.work.Signal()
+			c.mu.Unlock()
+		}
+	case *http2.RSTStreamFrame:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if f.StreamID > c.maxClientID {
+			return http2.ConnectionError(http2.ErrCodeProtocol) // RST_STREAM on an idle stream
+		}
+		if st := c.streams[f.StreamID]; st != nil {
+			c.closeLaterLocked(st, noReset)
+		}
+	case *http2.PriorityFrame:
+		if f.StreamDep == f.StreamID {
+			return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeProtocol}
+		}
+	case *http2.GoAwayFrame:
+		c.mu.Lock()
+		c.goingAway = true // the client is leaving; it opens no new streams
+		c.mu.Unlock()
+	case *http2.PushPromiseFrame:
+		return http2.ConnectionError(http2.ErrCodeProtocol) // clients never push
+	}
+	// Unknown frame types are ignored, as the protocol requires.
+	return nil
+}
+
+func (c *conn) processSettings(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			return err
+		}
+		switch s.ID {
+		case http2.SettingInitialWindowSize:
+			delta := int64(s.Val) - c.peerWindow
+			c.peerWindow = int64(s.Val)
+			for _, st := range c.streams {
+				st.sendWindow += delta
+				if st.sendWindow > maxWindow {
+					return http2.ConnectionError(http2.ErrCodeFlowControl)
+				}
+				if delta > 0 && st.flowBlocked {
+					st.flowBlocked = false
+					c.readyLocked(st)
+				}
+			}
+		case http2.SettingMaxFrameSize:
+			c.peerFrame = int(s.Val)
+		case http2.SettingHeaderTableSize:
+			c.tableSize, c.tableChange = s.Val, true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.control = appendSettingsAck(c.control)
+	c.work.Signal()
+	return nil
+}
+
+func (c *conn) processWindowUpdate(f *http2.WindowUpdateFrame) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	incr := int64(f.Increment)
+	if f.StreamID == 0 {
+		c.sendWindow += incr
+		if c.sendWindow > maxWindow {
+			return http2.ConnectionError(http2.ErrCodeFlowControl)
+		}
+		for _, st := range c.streams {
+			if st.flowBlocked {
+				st.flowBlocked = false
+				c.readyLocked(st)
+			}
+		}
+		return nil
+	}
+	if f.StreamID > c.maxClientID {
+		return http2.ConnectionError(http2.ErrCodeProtocol) // WINDOW_UPDATE on an idle stream
+	}
+	st := c.streams[f.StreamID]
+	if st == nil {
+		return nil // closed; updates may still be in flight
+	}
+	st.sendWindow += incr
+	if st.sendWindow > maxWindow {
+		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}
+	}
+	if st.flowBlocked {
+		st.flowBlocked = false
+		c.readyLocked(st)
+	}
+	return nil
+}
+
+// processData delivers a request body frame, enforcing flow control and
+// the declared Content-Length.
+func (c *conn) processData(f *http2.DataFrame) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := int64(f.Length) // padding counts against the window too
+	if n > c.recvWindow {
+		return http2.ConnectionError(http2.ErrCodeFlowControl)
+	}
+	c.recvWindow -= n
+	st := c.streams[f.StreamID]
+	if st == nil || st.remoteClosed {
+		c.creditLocked(n, true) // nobody will read it
+		if f.StreamID > c.maxClientID {
+			return http2.ConnectionError(http2.ErrCodeProtocol) // DATA on an idle stream
+		}
+		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeStreamClosed}
+	}
+	if n > st.recvWindow {
+		c.creditLocked(n, true)
+		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}
+	}
+	st.recvWindow -= n
+	data := f.Data()
+	if pad := n - int64(len(data)); pad > 0 {
+		st.recvWindow += pad
+		c.creditLocked(pad, false)
+	}
+	ok, dropped := st.body.deliver(data, f.StreamEnded())
+	if !ok {
+		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeProtocol} // more or less than Content-Length
+	}
+	if dropped {
+		st.recvWindow += int64(len(data))
+		c.creditLocked(int64(len(data)), true)
+	}
+	if f.StreamEnded() {
+		st.remoteClosed = true
+	}
+	return nil
+}
+
+// creditLocked returns n received bytes to the connection's receive
+// window, batching the WINDOW_UPDATE unless now.
+func (c *conn) creditLocked(n int64, now bool) {
+	c.recvCredit += n
+	if c.recvCredit >= connWindow/4 || (now && c.recvCredit > 0) {
+		c.control = appendWindowUpdate(c.control, 0, uint32(c.recvCredit))
+		c.recvWindow += c.recvCredit
+		c.recvCredit = 0
+		c.work.Signal()
+	}
+}
+
+// bodyRead returns n bytes a handler read to the stream's and the
+// connection's windows; drained says the handler has read all that came.
+func (c *conn) bodyRead(st *stream, n int64, drained bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st.recvCredit += n
+	if !st.closed && !st.remoteClosed && (drained || st.recvCredit >= initialStreamWindow/4) {
+		c.control = appendWindowUpdate(c.control, st.id, uint32(st.recvCredit))
+		st.recvWindow += st.recvCredit
+		st.recvCredit = 0
+		c.work.Signal()
+	}
+	c.creditLocked(n, drained)
+}
+
+// readyLocked queues st for the writer, once.
+func (c *conn) readyLocked(st *stream) {
+	if st.queued || st.closed {
+		return
+	}
+	st.queued = true
+	if c.tail == nil {
+		c.head = st
+	} else {
+		c.tail.next = st
+	}
+	c.tail = st
+	c.work.Signal()
+}
+
+// popReadyLocked takes the stream at the head of the ready queue.
+func (c *conn) popReadyLocked() *stream {
+	st := c.head
+	if st == nil {
+		return nil
+	}
+	c.head, st.next = st.next, nil
+	if c.head == nil {
+		c.tail = nil
+	}
+	st.queued = false
+	return st
+}
+
+// wake is a Source's wake-up for st: queue it for the writer.
+func (c *conn) wake(st *stream) {
+	c.mu.Lock()
+	c.readyLocked(st)
+	c.mu.Unlock()
+}
+
+// resetLocked ends stream id with RST_STREAM(code), if it is open, or just
+// sends the RST_STREAM for a stream already gone.
+func (c *conn) resetLocked(id uint32, code http2.ErrCode) {
+	if st := c.streams[id]; st != nil {
+		c.closeLaterLocked(st, code)
+		return
+	}
+	c.control = appendRSTStream(c.control, id, code)
+	c.work.Signal()
+}
+
+// closeLaterLocked closes st and leaves its source, if any, for the writer
+// to close, since the caller holds mu.
+func (c *conn) closeLaterLocked(st *stream, code http2.ErrCode) {
+	if src := c.closeStreamLocked(st, code); src != nil {
+		c.toClose = append(c.toClose, src)
+		c.work.Signal()
+	}
+}
+
+// noReset closes a stream without RST_STREAM: the client reset it, or the
+// whole connection is going.
+const noReset = ^http2.ErrCode(0)
+
+// closeStreamLocked ends st: RST_STREAM(code) unless code is noReset,
+// its context cancelled, its body and waiting handler released. It
+// returns st's source for the caller to Close outside mu, unless the
+// writer is inside Append on it (the writer closes it then).
+func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	if code != noReset {
+		c.control = appendRSTStream(c.control, st.id, code)
+		c.work.Signal()
+	}
+	delete(c.streams, st.id)
+	c.open--
+	st.cancel()
+	st.body.abort(errStreamClosed)
+	st.drained.Broadcast()
+	st.data = nil
+	c.closeIfIdleLocked()
+	if st.src == nil || st.appending {
+		return nil
+	}
+	src := st.src
+	st.src = nil
+	return src
+}

@@ -1,0 +1,187 @@
+package h2
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+const (
+	// handOverSize is how much body a handler buffers before handing it to
+	// the connection.
+	handOverSize = 16 << 10
+	// maxHandedOver is how much handed-over body may wait for the writer
+	// before the handler blocks: the stream's share of the buffering.
+	maxHandedOver = 64 << 10
+)
+
+// responseWriter is the http.ResponseWriter of one stream. It is used by
+// the stream's handler goroutine only; what it hands to the connection
+// goes under the connection's mu.
+type responseWriter struct {
+	c  *conn
+	st *stream
+
+	header      http.Header
+	status      int  // once WriteHeader was called
+	head        bool // a HEAD request: no body is sent
+	sentHeader  bool // the header went to the connection
+	handedOver  bool // some body went to the connection
+	buf         []byte
+	src         Source // set by DetachBody
+	attached    bool   // src went to the connection
+	contentSize int64  // bytes written through Write
+}
+
+var (
+	_ http.ResponseWriter = (*responseWriter)(nil)
+	_ http.Flusher        = (*responseWriter)(nil)
+	_ Detacher            = (*responseWriter)(nil)
+)
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader fixes the status; informational codes are not sent.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status != 0 || code < 200 {
+		return
+	}
+	w.status = code
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.src != nil {
+		return 0, errStreamClosed
+	}
+	w.WriteHeader(http.StatusOK)
+	if !bodyAllowed(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	w.contentSize += int64(len(p))
+	if w.head {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	if len(w.buf) >= handOverSize {
+		if err := w.handOver(false); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush sends the header and what was written so far.
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush for http.ResponseController.
+func (w *responseWriter) FlushError() error {
+	if w.src != nil {
+		return errStreamClosed
+	}
+	w.WriteHeader(http.StatusOK)
+	return w.handOver(false)
+}
+
+// DetachBody implements Detacher.
+func (w *responseWriter) DetachBody(src Source) {
+	if w.src == nil {
+		w.src = src
+	}
+}
+
+// finish completes the response after the handler returned: the rest of
+// the body, with a Content-Length when all of it is known, or the Source.
+func (w *responseWriter) finish() {
+	w.WriteHeader(http.StatusOK)
+	if w.src != nil {
+		w.attach()
+		return
+	}
+	if !w.sentHeader && !w.handedOver && bodyAllowed(w.status) && w.header.Get("Content-Length") == "" {
+		w.header.Set("Content-Length", strconv.FormatInt(w.contentSize, 10))
+	}
+	_ = w.handOver(true)
+	w.st.cancel() // as net/http: the request's context ends with the handler
+}
+
+// handOver gives the header (first time) and the buffered body to the
+// connection, ending the stream if end, and waits while too much of the
+// stream's body is still unwritten.
+func (w *responseWriter) handOver(end bool) error {
+	c, st := w.c, w.st
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st.closed {
+		w.buf = w.buf[:0]
+		return errStreamClosed
+	}
+	if !w.sentHeader {
+		w.sentHeader = true
+		st.header = w.headerToSend(end && len(w.buf) == 0)
+	}
+	if len(w.buf) > 0 {
+		w.handedOver = true
+		st.data = append(st.data, w.buf...)
+		w.buf = w.buf[:0]
+	}
+	if end && !st.header.endStreamPending() {
+		st.endAfterData = true
+	}
+	c.readyLocked(st)
+	for len(st.data) > maxHandedOver && !st.closed {
+		st.drained.Wait()
+	}
+	if st.closed {
+		return errStreamClosed
+	}
+	return nil
+}
+
+// attach hands the stream to its Source: the header and anything written
+// before DetachBody go first. The request's context lives on until the
+// stream ends.
+func (w *responseWriter) attach() {
+	c, st := w.c, w.st
+	w.src.Start(func() { c.wake(st) })
+	c.mu.Lock()
+	if st.closed {
+		c.mu.Unlock()
+		w.src.Close()
+		return
+	}
+	w.attached = true
+	if !w.sentHeader {
+		w.sentHeader = true
+		st.header = w.headerToSend(false)
+	}
+	st.data = append(st.data, w.buf...)
+	w.buf = nil
+	st.src = w.src
+	c.readyLocked(st)
+	c.mu.Unlock()
+}
+
+// headerToSend copies the header for the writer, adding Date and, for a
+// body with none, a sniffed Content-Type, as net/http does.
+func (w *responseWriter) headerToSend(endStream bool) *responseHeader {
+	h := w.header.Clone()
+	if h == nil {
+		h = make(http.Header)
+	}
+	if _, ok := h["Date"]; !ok {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	if _, ok := h["Content-Type"]; !ok && len(w.buf) > 0 && bodyAllowed(w.status) {
+		h.Set("Content-Type", http.DetectContentType(w.buf))
+	}
+	return &responseHeader{status: w.status, header: h, endStream: endStream}
+}
+
+// endStreamPending reports whether the header, not yet written, ends the
+// stream itself.
+func (h *responseHeader) endStreamPending() bool { return h != nil && h.endStream }
+
+// bodyAllowed reports whether a response with status may have a body.
+func bodyAllowed(status int) bool {
+	return status != http.StatusNoContent && status != http.StatusNotModified
+}

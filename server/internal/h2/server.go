@@ -1,0 +1,140 @@
+package h2
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Server holds the settings shared by every HTTP/2 connection of an
+// http.Server and tracks the connections for a graceful shutdown.
+type Server struct {
+	// MaxConcurrentStreams is how many streams one client connection may
+	// have open; more are refused, so a client opens another connection.
+	// Zero means 1000.
+	MaxConcurrentStreams uint32
+	// MaxHeaderListSize bounds a request's decoded headers; zero means
+	// 1 MiB. Larger requests get 431.
+	MaxHeaderListSize uint32
+	// WriteTimeout bounds each write to the connection; a client that
+	// stops reading for longer loses the connection. Zero means 2 minutes.
+	WriteTimeout time.Duration
+	// Log receives what the connection cannot tell the client: handler
+	// panics and protocol errors. Nil discards.
+	Log *slog.Logger
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	shutdown bool
+}
+
+// Configure makes hs serve HTTP/2 over TLS with s: it offers "h2" by ALPN
+// and hands such connections to s, and makes hs.Shutdown end them
+// gracefully (GOAWAY, then close once their streams are done).
+func Configure(hs *http.Server, s *Server) {
+	if hs.TLSConfig == nil {
+		hs.TLSConfig = &tls.Config{}
+	}
+	if !slices.Contains(hs.TLSConfig.NextProtos, "h2") {
+		hs.TLSConfig.NextProtos = append([]string{"h2"}, hs.TLSConfig.NextProtos...)
+	}
+	if !slices.Contains(hs.TLSConfig.NextProtos, "http/1.1") {
+		hs.TLSConfig.NextProtos = append(hs.TLSConfig.NextProtos, "http/1.1")
+	}
+	if hs.TLSNextProto == nil {
+		hs.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
+	}
+	if s.MaxHeaderListSize == 0 && hs.MaxHeaderBytes > 0 {
+		s.MaxHeaderListSize = uint32(hs.MaxHeaderBytes)
+	}
+	hs.TLSNextProto["h2"] = func(_ *http.Server, c *tls.Conn, h http.Handler) {
+		ctx := context.Background()
+		// net/http passes a handler that knows the connection's context
+		// (BaseContext, ConnContext, and the ServerContextKey values).
+		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+			ctx = bc.BaseContext()
+		}
+		s.ServeConn(ctx, c, h)
+	}
+	hs.RegisterOnShutdown(s.Shutdown)
+}
+
+// ServeConn serves HTTP/2 on nc, which has already negotiated it, until
+// the client leaves, a protocol error, or a shutdown ends the connection.
+// It returns once every handler it started has returned. Requests'
+// contexts derive from ctx.
+func (s *Server) ServeConn(ctx context.Context, nc net.Conn, h http.Handler) {
+	c := newConn(ctx, s, nc, h)
+	if !s.track(c, true) {
+		_ = nc.Close()
+		return
+	}
+	defer s.track(c, false)
+	c.serve()
+}
+
+// Shutdown asks every connection to finish: each sends GOAWAY, refuses new
+// streams, and closes when its open streams are done. It does not wait.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	s.shutdown = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.goAway()
+	}
+}
+
+// track adds or removes c; adding fails once Shutdown has begun.
+func (s *Server) track(c *conn, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !add {
+		delete(s.conns, c)
+		return true
+	}
+	if s.shutdown {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = make(map[*conn]struct{})
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) maxStreams() uint32 {
+	if s.MaxConcurrentStreams == 0 {
+		return 1000
+	}
+	return s.MaxConcurrentStreams
+}
+
+func (s *Server) maxHeaderListSize() uint32 {
+	if s.MaxHeaderListSize == 0 {
+		return 1 << 20
+	}
+	return s.MaxHeaderListSize
+}
+
+func (s *Server) writeTimeout() time.Duration {
+	if s.WriteTimeout == 0 {
+		return 2 * time.Minute
+	}
+	return s.WriteTimeout
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}

@@ -1,0 +1,161 @@
+package h2_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apiloom/apiloom/server/internal/h2"
+)
+
+// testSource is a Source fed by the test: Push adds bytes, End ends it.
+type testSource struct {
+	mu      sync.Mutex
+	pending []byte
+	ended   bool
+	wake    func()
+	appends int
+
+	started, closed chan struct{}
+}
+
+func newTestSource() *testSource {
+	return &testSource{started: make(chan struct{}), closed: make(chan struct{})}
+}
+
+func (s *testSource) Start(wake func()) {
+	s.mu.Lock()
+	s.wake = wake
+	s.mu.Unlock()
+	close(s.started)
+}
+
+func (s *testSource) Append(dst []byte, limit int) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appends++
+	n := min(limit, len(s.pending))
+	dst = append(dst, s.pending[:n]...)
+	s.pending = s.pending[n:]
+	return dst, s.ended && len(s.pending) == 0
+}
+
+func (s *testSource) Close() { close(s.closed) } // a second Close panics
+
+func (s *testSource) push(b []byte, end bool) {
+	s.mu.Lock()
+	s.pending = append(s.pending, b...)
+	s.ended = s.ended || end
+	wake := s.wake
+	s.mu.Unlock()
+	wake()
+}
+
+// detachingHandler writes a prefix, detaches src and returns; the
+// request's context must outlive the handler.
+func detachingHandler(src *testSource, ctxs chan<- context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "prefix;")
+		w.(h2.Detacher).DetachBody(src)
+		ctxs <- r.Context()
+	})
+}
+
+func TestDetachedBodyIsPulledFromTheSource(t *testing.T) {
+	src := newTestSource()
+	ctxs := make(chan context.Context, 1)
+	ts, c, _ := newServer(t, detachingHandler(src, ctxs))
+	resp, err := c.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "application/json" || resp.ContentLength != -1 {
+		t.Fatalf("header %v, length %d", resp.Header, resp.ContentLength)
+	}
+	ctx := <-ctxs
+	waitClosed(t, src.started, "Start")
+
+	read := func(n int) string {
+		t.Helper()
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return string(b)
+	}
+	if got := read(len("prefix;")); got != "prefix;" {
+		t.Fatalf("prefix %q", got)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the request's context ended with the handler, before the stream")
+	}
+	src.push([]byte("event-1\n"), false)
+	if got := read(8); got != "event-1\n" {
+		t.Fatalf("got %q", got)
+	}
+	// More than a frame and more than the client's first window: split
+	// into frames, sent as the window allows.
+	big := bytes.Repeat([]byte("x"), 200<<10)
+	src.push(big, false)
+	if got := read(len(big)); got != string(big) {
+		t.Fatal("a large push came back different")
+	}
+	src.push([]byte("last"), true)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "last" {
+		t.Fatalf("end: %q, %v", rest, err)
+	}
+	waitClosed(t, src.closed, "Close after the end")
+	waitClosed(t, ctx.Done(), "the request's context to end with the stream")
+}
+
+func TestClientResetClosesSource(t *testing.T) {
+	src := newTestSource()
+	ctxs := make(chan context.Context, 1)
+	ts, c, _ := newServer(t, detachingHandler(src, ctxs))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	reqCtx := <-ctxs
+	waitClosed(t, src.started, "Start")
+	cancel()
+	waitClosed(t, src.closed, "Close after the client's RST_STREAM")
+	waitClosed(t, reqCtx.Done(), "the request's context to end")
+	src.push([]byte("after close"), false) // a late wake is harmless
+}
+
+// TestShutdownEndsDetachedStreamsViaContext: at shutdown the server ends
+// long-running requests through their base context; a detached stream's
+// source sees it and ends, and the connection then closes.
+func TestShutdownWithDetachedStream(t *testing.T) {
+	src := newTestSource()
+	ctxs := make(chan context.Context, 1)
+	ts, c, _ := newServer(t, detachingHandler(src, ctxs))
+	resp, err := c.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-ctxs
+	shut := make(chan error, 1)
+	go func() { shut <- ts.Config.Shutdown(context.Background()) }()
+	src.push([]byte("bye"), true) // the source ends, as a watch does at shutdown
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || !strings.HasSuffix(string(b), "bye") {
+		t.Fatalf("body %q, %v", b, err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, src.closed, "Close")
+}
