@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
 // withRequestMetrics records request latency by verb, resource and code,
@@ -24,9 +26,21 @@ func withRequestMetrics(reg prometheus.Registerer, next http.Handler) http.Handl
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		verb, resource := classify(r)
-		latency.WithLabelValues(verb, resource, strconv.Itoa(rec.code)).Observe(time.Since(start).Seconds())
+		observe := func() {
+			verb, resource := classify(r)
+			latency.WithLabelValues(verb, resource, strconv.Itoa(rec.code)).Observe(time.Since(start).Seconds())
+		}
+		d, ok := w.(h2.Detacher)
+		if !ok {
+			next.ServeHTTP(rec, r)
+			observe()
+			return
+		}
+		dr := &detachableRecorder{codeRecorder: rec, d: d, onEnd: observe}
+		next.ServeHTTP(dr, r)
+		if !dr.detached {
+			observe()
+		}
 	})
 }
 
@@ -99,3 +113,29 @@ func (c *codeRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the connection (WebSocket hijack).
 func (c *codeRecorder) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// detachableRecorder is a codeRecorder over an HTTP/2 stream that can
+// detach its body: a detached watch is counted when its stream ends, not
+// when its handler returns.
+type detachableRecorder struct {
+	*codeRecorder
+	d        h2.Detacher
+	onEnd    func()
+	detached bool
+}
+
+func (r *detachableRecorder) DetachBody(src h2.Source) {
+	r.detached = true
+	r.d.DetachBody(&endObserver{Source: src, onEnd: r.onEnd})
+}
+
+// endObserver calls onEnd after its Source is closed.
+type endObserver struct {
+	h2.Source
+	onEnd func()
+}
+
+func (e *endObserver) Close() {
+	e.Source.Close()
+	e.onEnd()
+}

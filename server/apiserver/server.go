@@ -18,12 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/http2"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
-	"github.com/apiloom/apiloom/server/internal/h2sched"
+	"github.com/apiloom/apiloom/server/internal/h2"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -158,16 +157,13 @@ func (s *Server) Run(ctx context.Context) error {
 		},
 	}
 	// A client connection carries many concurrent watches, so the stream
-	// limit is raised (generic apiservers use 1000) and frames are
-	// scheduled by a FIFO of ready streams instead of a scan of all of them.
-	h2 := &http2.Server{MaxConcurrentStreams: uint32(s.opts.HTTP2MaxStreamsPerConnection)}
-	if h2sched.Supported() {
-		h2.NewWriteScheduler = h2sched.New
-	}
-	if err := http2.ConfigureServer(srv, h2); err != nil {
-		_ = ln.Close()
-		return err
-	}
+	// limit is raised (generic apiservers use 1000), and HTTP/2 is served
+	// by our own connection, which carries a watch without a goroutine or
+	// buffer of its own (server/internal/h2).
+	h2.Configure(srv, &h2.Server{
+		MaxConcurrentStreams: uint32(s.opts.HTTP2MaxStreamsPerConnection),
+		Log:                  s.log,
+	})
 
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
 	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+kubeconfigHost(s.opts.BindAddress, ln), cert.caPEM, token); err != nil {
