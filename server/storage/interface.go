@@ -148,3 +148,24 @@ type Watcher[O resource.Object] interface {
 	// Stop ends the watch and releases its resources. Safe to call twice.
 	Stop()
 }
+
+// A PolledWatcher is a Watcher a transport can drive without a goroutine of
+// its own: it polls, and is told when polling may give more. An idle watch
+// then costs no goroutine stack. A watcher is driven by Next or by Poll,
+// not both.
+type PolledWatcher[O resource.Object] interface {
+	Watcher[O]
+	// Poll is Next without blocking: it appends the events available now
+	// and returns the same errors as Next, or returns buf unchanged when
+	// there are none. ctx's deadline (the final bookmark shortly before
+	// it) and its cancellation count as in Next, but only when Poll is
+	// called: a caller that must notice ctx ending arranges that itself.
+	Poll(ctx context.Context, buf []Event[O]) ([]Event[O], error)
+	// NotifyOnce arranges for wake to be called, from any goroutine, when
+	// Poll may return more than at its last call: events, a bookmark due,
+	// the store closing. It calls wake at once if that is already so.
+	// wake must not block; it may be called more than once, and after
+	// Stop. A watcher may keep the first wake it is given, so callers pass
+	// the same one every time.
+	NotifyOnce(wake func())
+}
