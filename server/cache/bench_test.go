@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -220,6 +221,37 @@ func BenchmarkIdleWatchers(b *testing.B) {
 	}
 	wg.Wait()
 
+	// Polled, as a transport without a goroutine per watch drives them:
+	// each waits as an entry in the cache's list, with the timer of the
+	// bookmark before its deadline. The heap alone: the stacks of the
+	// goroutines above are still being given back.
+	heapOnly := func() int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	deadlineCtx, cancelDeadline := context.WithTimeout(ctx, time.Hour)
+	defer cancelDeadline()
+	clear(ws)
+	idle := heapOnly()
+	for i := range ws {
+		w, err := c.Watch(deadlineCtx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pw := w.(storage.PolledWatcher[*widget])
+		if evs, err := pw.Poll(deadlineCtx, nil); len(evs) != 0 || err != nil {
+			b.Fatalf("Poll: %d events, %v", len(evs), err)
+		}
+		pw.NotifyOnce(func() {})
+		ws[i] = w
+	}
+	polled := heapOnly()
+	for _, w := range ws {
+		w.Stop()
+	}
+
 	b.ReportAllocs()
 	for b.Loop() {
 		w, err := c.Watch(ctx, opts)
@@ -230,6 +262,7 @@ func BenchmarkIdleWatchers(b *testing.B) {
 	}
 	b.ReportMetric(float64(cursors-start)/n, "bytes/watcher")
 	b.ReportMetric(float64(blocked-start)/n, "bytes/watcher+goroutine")
+	b.ReportMetric(float64(polled-idle)/n, "bytes/watcher-polled")
 }
 
 // BenchmarkList lists 10,000 objects of about 1 KiB: from the store (the

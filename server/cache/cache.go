@@ -55,6 +55,12 @@ type Cache[O resource.Object] struct {
 	wakeNS  map[string]chan struct{} // an event in one namespace
 	revUp   chan struct{}            // rev moved (events or progress)
 	tickCh  chan struct{}            // a bookmark tick
+	// The polled watchers waiting for wakeAll, wakeNS[ns] and tickCh to
+	// close (NotifyOnce), taken with the channel by whoever closes it. A
+	// list of wakeNS is only ever kept while its channel exists.
+	pollAll  []*watcher[O]
+	pollNS   map[string][]*watcher[O]
+	pollTick []*watcher[O]
 
 	ticks atomic.Uint64 // bookmark ticks so far
 
@@ -103,6 +109,7 @@ func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...
 		hist:    newHistory[O](cfg.window, 0),
 		wakeAll: make(chan struct{}),
 		wakeNS:  make(map[string]chan struct{}),
+		pollNS:  make(map[string][]*watcher[O]),
 		revUp:   make(chan struct{}),
 		tickCh:  make(chan struct{}),
 		kick:    make(chan struct{}, 1),
@@ -117,17 +124,21 @@ func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...
 var _ storage.Interface[resource.Object] = (*Cache[resource.Object])(nil)
 
 // Close stops the cache and waits for its goroutines. Watchers end with
-// io.EOF; reads still in flight may fail. Safe to call twice.
+// io.EOF, and polled ones are woken to see it; reads still in flight may
+// fail. Safe to call twice.
 func (c *Cache[O]) Close() {
 	c.stop()
 	c.wg.Wait()
+	var woken [][]*watcher[O]
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	select {
 	case <-c.done:
 	default:
 		close(c.done)
 	}
+	woken = c.wakeAllPolledLocked(woken)
+	c.wmu.Unlock()
+	wakePolled(woken)
 }
 
 // Ready reports whether the cache holds its first list and serves reads.

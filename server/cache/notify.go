@@ -1,44 +1,70 @@
 package cache
 
+import "github.com/apiloom/apiloom/server/resource"
+
 // Wake-ups are broadcast channels: a waiter takes the current channel under
 // wmu before it looks at the state, and the ingest goroutine closes (and
 // replaces) it after changing the state, so a change is never missed
 // between looking and waiting. Watchers of one namespace wait on that
 // namespace's channel, so a write in one namespace does not wake every
 // namespaced watcher.
+//
+// A polled watcher (Poll, NotifyOnce) has no goroutine to block on a
+// channel. It waits in the list of polled watchers kept beside the channel
+// it took (pollAll, pollNS, pollTick): whoever closes a channel takes its
+// list under wmu as well, and calls the watchers' wakes once wmu is
+// released. A wake never runs under mu or wmu: it belongs to the transport
+// and may take the transport's own locks.
 
 // wake wakes everyone waiting for a revision and, if there were events,
 // the watchers of their namespaces and of all namespaces.
 func (c *Cache[O]) wake(namespaces []string, events bool) {
+	var buf [4][]*watcher[O]
+	woken := buf[:0]
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	if events {
 		for _, ns := range namespaces {
-			c.wakeNamespaceLocked(ns)
+			woken = c.wakeNamespaceLocked(ns, woken)
 		}
 		c.wakeAll = renew(c.wakeAll)
+		woken = takeWaiters(woken, &c.pollAll)
 	}
 	c.revUp = renew(c.revUp)
+	c.wmu.Unlock()
+	wakePolled(woken)
 }
 
 // wakeEveryone wakes every waiter: after a relist, all of them must look.
 func (c *Cache[O]) wakeEveryone() {
+	var woken [][]*watcher[O]
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	for ns := range c.wakeNS {
-		c.wakeNamespaceLocked(ns)
+		woken = c.wakeNamespaceLocked(ns, woken)
+	}
+	for ns := range c.pollNS { // none, as each list has its channel; for safety
+		woken = c.wakeNamespaceLocked(ns, woken)
 	}
 	c.wakeAll = renew(c.wakeAll)
+	woken = takeWaiters(woken, &c.pollAll)
 	c.revUp = renew(c.revUp)
+	c.wmu.Unlock()
+	wakePolled(woken)
 }
 
 // wakeNamespaceLocked wakes the watchers of namespace ns; the next ones get
-// a fresh channel from watchChans. c.wmu must be held.
-func (c *Cache[O]) wakeNamespaceLocked(ns string) {
+// a fresh channel from watchChans. It appends the polled watchers waiting
+// for ns to woken, for the caller to wake once wmu is released. c.wmu must
+// be held.
+func (c *Cache[O]) wakeNamespaceLocked(ns string, woken [][]*watcher[O]) [][]*watcher[O] {
 	if ch, ok := c.wakeNS[ns]; ok {
 		close(ch)
 		delete(c.wakeNS, ns)
 	}
+	if ws := c.pollNS[ns]; len(ws) > 0 {
+		woken = append(woken, ws)
+		delete(c.pollNS, ns)
+	}
+	return woken
 }
 
 // renew closes ch, waking everyone waiting on it, and returns the channel
@@ -80,6 +106,42 @@ func (c *Cache[O]) revChan() <-chan struct{} {
 func (c *Cache[O]) tick() {
 	c.ticks.Add(1)
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	c.tickCh = renew(c.tickCh)
+	woken := c.pollTick
+	c.pollTick = nil
+	c.wmu.Unlock()
+	for _, w := range woken {
+		w.poll.wake()
+	}
+}
+
+// wakeAllPolledLocked empties every list of polled watchers into woken:
+// the cache is closing. c.wmu must be held.
+func (c *Cache[O]) wakeAllPolledLocked(woken [][]*watcher[O]) [][]*watcher[O] {
+	for ns, ws := range c.pollNS {
+		woken = append(woken, ws)
+		delete(c.pollNS, ns)
+	}
+	woken = takeWaiters(woken, &c.pollAll)
+	return takeWaiters(woken, &c.pollTick)
+}
+
+// takeWaiters moves the polled watchers of *list to woken. The caller
+// holds c.wmu.
+func takeWaiters[O resource.Object](woken [][]*watcher[O], list *[]*watcher[O]) [][]*watcher[O] {
+	if len(*list) > 0 {
+		woken = append(woken, *list)
+		*list = nil
+	}
+	return woken
+}
+
+// wakePolled calls the wake of every watcher in woken. c.wmu must not be
+// held.
+func wakePolled[O resource.Object](woken [][]*watcher[O]) {
+	for _, ws := range woken {
+		for _, w := range ws {
+			w.poll.wake()
+		}
+	}
 }

@@ -52,6 +52,7 @@ type observed struct {
 	name      string
 	opts      storage.ListOptions
 	watchList bool
+	polled    bool // driven by Poll and NotifyOnce instead of Next
 	start     int64 // the revision the live events follow (for watch-list: the snapshot)
 	mu        sync.Mutex
 	initial   []storage.Event[*widget]
@@ -158,6 +159,14 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			t.Errorf("%s: watch: %v", o.name, err)
 			return
 		}
+		// Half the watchers are driven as a transport without a goroutine
+		// per watch drives them: Poll, and NotifyOnce when idle.
+		read := w.Next
+		if pw, ok := w.(storage.PolledWatcher[*widget]); ok && rng.IntN(2) == 0 {
+			o.name += " polled"
+			o.polled = true
+			read = pollingNext(pw)
+		}
 		obsMu.Lock()
 		all = append(all, o)
 		obsMu.Unlock()
@@ -171,7 +180,7 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			var buf []storage.Event[*widget]
 			for {
 				var err error
-				buf, err = w.Next(ctx, buf[:0])
+				buf, err = read(ctx, buf[:0])
 				o.mu.Lock()
 				for _, e := range buf {
 					switch {
@@ -267,7 +276,7 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 	waitRevision(t, h.cache, last)
 
 	// Every watcher gets exactly its filtered history, up to an error.
-	expired, complete := 0, 0
+	expired, complete, polled := 0, 0, 0
 	obsMu.Lock()
 	watching := slices.Clone(all)
 	obsMu.Unlock()
@@ -281,6 +290,9 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
 		}
 		initial, got, err := o.snapshot()
+		if o.polled {
+			polled++
+		}
 		if o.start < 0 {
 			if !errors.Is(err, storage.ErrExpired) {
 				t.Errorf("%s: no initial-events-end bookmark, ended with %v", o.name, err)
@@ -306,13 +318,40 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			t.Errorf("%s: ended with %v", o.name, err)
 		}
 	}
-	t.Logf("%d changes, %d watchers: %d complete, %d ended with ErrExpired; %d relists",
-		len(hist), len(watching), complete, expired, int(metricValue(t, h.cache.metrics.relists)))
+	t.Logf("%d changes, %d watchers (%d polled): %d complete, %d ended with ErrExpired; %d relists",
+		len(hist), len(watching), polled, complete, expired, int(metricValue(t, h.cache.metrics.relists)))
 	if complete == 0 {
 		t.Error("no watcher saw the whole history")
 	}
 	cancel()
 	wg.Wait()
+}
+
+// pollingNext is Next made of Poll and NotifyOnce: it waits for the wake
+// (or ctx) only when Poll found nothing.
+func pollingNext(w storage.PolledWatcher[*widget]) func(context.Context, []storage.Event[*widget]) ([]storage.Event[*widget], error) {
+	woken := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}
+	return func(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
+		for {
+			n := len(buf)
+			var err error
+			if buf, err = w.Poll(ctx, buf); len(buf) > n || err != nil {
+				return buf, err
+			}
+			w.NotifyOnce(wake)
+			select {
+			case <-woken:
+			case <-ctx.Done():
+				return buf, ctx.Err()
+			}
+		}
+	}
 }
 
 func cutPrefix(s, prefix string) (string, bool) {

@@ -14,7 +14,7 @@ import (
 
 // watcher is one watch on the cache: a cursor into the history and a
 // filter. It owns no goroutine and no queue; the caller's goroutine moves
-// the cursor in Next.
+// the cursor in Next, or in Poll (poll.go).
 type watcher[O resource.Object] struct {
 	// Immutable after Watch.
 	c         *Cache[O]
@@ -31,7 +31,8 @@ type watcher[O resource.Object] struct {
 	ticks    uint64 // the bookmark tick last served
 	// final fires shortly before the request's deadline so that the client
 	// hears the newest revision before the stream ends; finalDue asks the
-	// next collect for that bookmark.
+	// next collect for that bookmark. final is set once, under c.wmu, by
+	// the goroutine that drives the watcher; Stop stops it under c.wmu.
 	final    *time.Timer
 	finalDue bool
 	// pending are the initial events still to send, then, if endPending,
@@ -40,6 +41,8 @@ type watcher[O resource.Object] struct {
 	endPending bool
 	endRev     int64
 	err        error // the error that ended the watch; sticky
+
+	poll pollState // for a watcher driven by Poll and NotifyOnce
 }
 
 func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
@@ -97,18 +100,25 @@ func (w *watcher[O]) finalTimer(ctx context.Context) <-chan time.Time {
 		if !ok {
 			return nil
 		}
-		w.final = time.NewTimer(max(time.Until(deadline)-finalBookmarkLead, 0))
+		t := time.NewTimer(max(time.Until(deadline)-finalBookmarkLead, 0))
+		w.c.wmu.Lock()
+		w.final = t
+		w.c.wmu.Unlock()
 	}
 	return w.final.C
 }
 
-// Stop implements storage.Watcher.
+// Stop implements storage.Watcher. It may be called from any goroutine:
+// a Next blocked meanwhile returns io.EOF.
 func (w *watcher[O]) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.done)
+		w.c.wmu.Lock()
 		if w.final != nil {
 			w.final.Stop()
 		}
+		w.c.forgetPolledLocked(w)
+		w.c.wmu.Unlock()
 		w.c.metrics.watchers.Dec()
 	})
 }
