@@ -37,3 +37,7 @@ clean: ## remove build output and the local data directory
 
 load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
 	hack/load.sh
+
+.PHONY: h2spec
+h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2; builds h2spec via the Go module proxy
+	H2SPEC=1 $(GO) test -count=1 -run '^TestH2Spec$$' -v ./server/internal/h2/
