@@ -73,6 +73,7 @@ type conn struct {
 	goingAway   bool   // GOAWAY is queued: no new streams
 	closing     bool   // the connection ends: the writer drains and exits
 	closeTimer  *time.Timer
+	idleTimer   *time.Timer // GOAWAY after IdleTimeout with no open stream
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn {
@@ -99,6 +100,9 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
+	if s.IdleTimeout > 0 {
+		c.idleTimer = time.AfterFunc(s.IdleTimeout, c.goAway)
+	}
 	return c
 }
 
@@ -212,6 +216,9 @@ func (c *conn) teardown() {
 	}
 	if c.closeTimer != nil {
 		c.closeTimer.Stop()
+	}
+	if c.idleTimer != nil {
+		c.idleTimer.Stop()
 	}
 	c.work.Broadcast()
 	c.mu.Unlock()
@@ -501,6 +508,9 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 	st.body.abort(errStreamClosed)
 	st.drained.Broadcast()
 	st.data = nil
+	if c.open == 0 && c.idleTimer != nil {
+		c.idleTimer.Reset(c.srv.IdleTimeout)
+	}
 	c.closeIfIdleLocked()
 	if st.src == nil || st.appending {
 		return nil

@@ -21,6 +21,10 @@ type Server struct {
 	// MaxHeaderListSize bounds a request's decoded headers; zero means
 	// 1 MiB. Larger requests get 431.
 	MaxHeaderListSize uint32
+	// IdleTimeout closes a connection (GOAWAY, then close) that has had no
+	// open stream for that long. Zero means never; Configure takes the
+	// http.Server's.
+	IdleTimeout time.Duration
 	// WriteTimeout bounds each write to the connection; a client that
 	// stops reading for longer loses the connection. Zero means 2 minutes.
 	WriteTimeout time.Duration
@@ -48,6 +52,9 @@ func Configure(hs *http.Server, s *Server) {
 	}
 	if hs.TLSNextProto == nil {
 		hs.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
+	}
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = hs.IdleTimeout
 	}
 	if s.MaxHeaderListSize == 0 && hs.MaxHeaderBytes > 0 {
 		s.MaxHeaderListSize = uint32(hs.MaxHeaderBytes)

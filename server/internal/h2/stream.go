@@ -125,6 +125,9 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 	req = req.WithContext(ctx)
 	c.streams[id] = st
 	c.open++
+	if c.idleTimer != nil {
+		c.idleTimer.Stop()
+	}
 
 	rw := &responseWriter{c: c, st: st, header: make(http.Header), head: req.Method == http.MethodHead}
 	c.handlers.Add(1)

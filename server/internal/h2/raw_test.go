@@ -1,0 +1,155 @@
+package h2_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/apiloom/apiloom/server/internal/h2"
+)
+
+// rawClient drives a connection frame by frame, for what a well-behaved
+// client never does.
+type rawClient struct {
+	t    *testing.T
+	nc   net.Conn
+	fr   *http2.Framer
+	done chan struct{} // closed when ServeConn returned
+	hbuf bytes.Buffer
+	enc  *hpack.Encoder
+}
+
+func newRawClient(t *testing.T, srv *h2.Server, h http.Handler) *rawClient {
+	t.Helper()
+	client, server := net.Pipe()
+	rc := &rawClient{t: t, nc: client, fr: http2.NewFramer(client, client), done: make(chan struct{})}
+	rc.enc = hpack.NewEncoder(&rc.hbuf)
+	rc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	go func() {
+		defer close(rc.done)
+		srv.ServeConn(context.Background(), server, h)
+	}()
+	t.Cleanup(func() {
+		_ = client.Close()
+		waitClosed(t, rc.done, "ServeConn to return")
+	})
+	// net.Pipe is synchronous, but the server reads frames whether or not
+	// the client reads what the server writes.
+	if _, err := client.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// next reads frames until one satisfies keep, skipping the rest.
+func (rc *rawClient) next(keep func(http2.Frame) bool) http2.Frame {
+	rc.t.Helper()
+	_ = rc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		f, err := rc.fr.ReadFrame()
+		if err != nil {
+			rc.t.Fatalf("read frame: %v", err)
+		}
+		if keep(f) {
+			return f
+		}
+	}
+}
+
+func (rc *rawClient) get(id uint32, path string) {
+	rc.t.Helper()
+	rc.hbuf.Reset()
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "x"}, {":path", path}} {
+		_ = rc.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+func isRST(id uint32) func(http2.Frame) bool {
+	return func(f http2.Frame) bool { return f.Header().Type == http2.FrameRSTStream && f.Header().StreamID == id }
+}
+
+func isGoAway(f http2.Frame) bool { return f.Header().Type == http2.FrameGoAway }
+
+func TestStreamsBeyondTheLimitAreRefused(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	rc := newRawClient(t, &h2.Server{MaxConcurrentStreams: 2}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	rc.get(1, "/")
+	rc.get(3, "/")
+	rc.get(5, "/")
+	rst := rc.next(isRST(5)).(*http2.RSTStreamFrame)
+	if rst.ErrCode != http2.ErrCodeRefusedStream {
+		t.Fatalf("stream 5 reset with %v, want REFUSED_STREAM", rst.ErrCode)
+	}
+}
+
+func TestPingIsAnswered(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{}, http.NotFoundHandler())
+	data := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+	if err := rc.fr.WritePing(false, data); err != nil {
+		t.Fatal(err)
+	}
+	f := rc.next(func(f http2.Frame) bool { return f.Header().Type == http2.FramePing }).(*http2.PingFrame)
+	if !f.IsAck() || f.Data != data {
+		t.Fatalf("PING answer %+v", f)
+	}
+}
+
+func TestDataOnIdleStreamEndsConnection(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{}, http.NotFoundHandler())
+	if err := rc.fr.WriteData(7, true, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	ga := rc.next(isGoAway).(*http2.GoAwayFrame)
+	if ga.ErrCode != http2.ErrCodeProtocol {
+		t.Fatalf("GOAWAY %v, want PROTOCOL_ERROR", ga.ErrCode)
+	}
+	waitClosed(t, rc.done, "the connection to end")
+}
+
+func TestConnectionHeaderInRequestIsMalformed(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{}, http.NotFoundHandler())
+	rc.hbuf.Reset()
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"connection", "keep-alive"}} {
+		_ = rc.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: rc.hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	if rst := rc.next(isRST(1)).(*http2.RSTStreamFrame); rst.ErrCode != http2.ErrCodeProtocol {
+		t.Fatalf("RST %v, want PROTOCOL_ERROR", rst.ErrCode)
+	}
+}
+
+func TestIdleConnectionIsClosed(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{IdleTimeout: 50 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	ga := rc.next(isGoAway).(*http2.GoAwayFrame)
+	if ga.ErrCode != http2.ErrCodeNo || ga.LastStreamID != 0 {
+		t.Fatalf("GOAWAY %v last %d", ga.ErrCode, ga.LastStreamID)
+	}
+	// The server closes after its grace period.
+	_ = rc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, rc.nc); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("after GOAWAY: %v", err)
+	}
+	waitClosed(t, rc.done, "the connection to close")
+}
