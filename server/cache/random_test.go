@@ -52,7 +52,7 @@ type observed struct {
 	name      string
 	opts      storage.ListOptions
 	watchList bool
-	polled    bool // driven by Poll and NotifyOnce instead of Next
+	polled    bool  // driven by Poll and NotifyOnce instead of Next
 	start     int64 // the revision the live events follow (for watch-list: the snapshot)
 	mu        sync.Mutex
 	initial   []storage.Event[*widget]
