@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/apiloom/apiloom/server/internal/h2"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -36,27 +37,52 @@ func watchTimeout(seconds *int64) time.Duration {
 // goes away or storage ends the stream; a storage error (410 Expired for a
 // watcher that fell behind) is sent as an ERROR event and then ends it.
 // A WebSocket upgrade gets the same stream, one event per message.
+//
+// Over a connection that can carry a body from an h2.Source, a watch
+// whose watcher can be polled is handed to the connection as a
+// watchSource and the handler returns: an idle watch then holds no
+// goroutine. Otherwise the handler's goroutine pumps the events.
 func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
 	ws := isWebSocket(r)
-	if !ws && !canFlush(w) {
-		return apierrors.NewInternalError(errors.New("unable to start watch - can't get http.Flusher"))
+	var detacher h2.Detacher
+	if !ws {
+		if detacher = detacherOf(w); detacher == nil && !canFlush(w) {
+			return errNoFlusher()
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(lr.timeoutSeconds))
-	defer cancel()
 	watcher, err := h.store.Watch(ctx, lr.opts)
 	if err != nil {
+		cancel()
 		return storageStatus(err, h.gr, "", verbWatch)
 	}
-	defer watcher.Stop()
-
-	enc := &eventEncoder[O]{h: h, out: out, headers: true}
-	if ws {
-		serveWebSocket(ctx, w, r, watcher, enc)
+	enc := eventEncoder[O]{h: h, out: out, headers: true}
+	if pw, ok := watcher.(storage.PolledWatcher[O]); ok && detacher != nil {
+		// The source owns the watcher and the timeout from here on.
+		w.Header().Set("Content-Type", mediaJSON)
+		w.WriteHeader(http.StatusOK)
+		detacher.DetachBody(newWatchSource(r, ctx, cancel, pw, enc))
 		return nil
 	}
-	streamHTTP(ctx, w, r, watcher, enc)
+	defer cancel()
+	defer watcher.Stop()
+	switch {
+	case ws:
+		serveWebSocket(ctx, w, r, watcher, &enc)
+	case !canFlush(w):
+		// A writer that can only detach, and a watcher that cannot be
+		// polled.
+		return errNoFlusher()
+	default:
+		streamHTTP(ctx, w, r, watcher, &enc)
+	}
 	return nil
+}
+
+// errNoFlusher is kube-apiserver's answer to a watch it cannot stream.
+func errNoFlusher() error {
+	return apierrors.NewInternalError(errors.New("unable to start watch - can't get http.Flusher"))
 }
 
 // streamHTTP writes the watch as a chunked HTTP/1.1 or HTTP/2 response.

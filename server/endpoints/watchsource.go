@@ -1,0 +1,146 @@
+package endpoints
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// maxIdleBatch is the most events' room a watchSource keeps while its watch
+// is idle: a watch that once caught up in a large batch (initial events
+// come 1024 at a time) does not hold that batch's buffer for an hour.
+const maxIdleBatch = 16
+
+// watchSource is a watch's body as an h2.Source: the connection's writer
+// pulls the frames when the stream may send, and no goroutine waits for
+// the watch's events meanwhile. Its frames are the bytes pump writes for
+// the same events, including the final ERROR event, so a client cannot
+// tell which of the two served it.
+//
+// The connection never calls Append and Close at the same time; the
+// fields below are used by whichever is running.
+type watchSource[O resource.Object] struct {
+	r       *http.Request // for the log
+	ctx     context.Context
+	cancel  context.CancelFunc // ends ctx, the watch's timeout
+	watcher storage.PolledWatcher[O]
+	enc     eventEncoder[O]
+
+	wake func()
+	// stopCtxWake stops the call of wake when ctx ends.
+	stopCtxWake func() bool
+	// events are what the last Poll returned; those from next on are not
+	// framed yet.
+	events []storage.Event[O]
+	next   int
+	// rest is the unsent end of the current frame. A frame the encoder
+	// built (Table and partial views) lives in its reused buffer, so rest
+	// is sent before the next event is framed.
+	rest []byte
+	// err, once events are sent, ends the stream.
+	err error
+	// ending: the stream ends once rest is sent.
+	ending bool
+}
+
+var _ h2.Source = (*watchSource[resource.Object])(nil)
+
+// newWatchSource returns the source of a watch whose context is ctx (the
+// request's, with the watch's timeout; cancel ends it). The source owns
+// the watcher and cancel from now on: Close stops and calls them.
+func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, cancel context.CancelFunc,
+	watcher storage.PolledWatcher[O], enc eventEncoder[O]) *watchSource[O] {
+	return &watchSource[O]{r: r, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
+}
+
+// Start implements h2.Source. The end of ctx (the timeout, or the request
+// ending) wakes the stream, which then ends.
+func (s *watchSource[O]) Start(wake func()) {
+	s.wake = wake
+	s.stopCtxWake = context.AfterFunc(s.ctx, wake)
+}
+
+// Append implements h2.Source. It fills dst up to limit with frames,
+// splitting the last one if it does not fit, and polls the watcher for
+// more while there is room. When the watcher has nothing, it asks to be
+// woken (NotifyOnce) and returns what it has, possibly nothing.
+func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
+	room := limit
+	for {
+		if len(s.rest) > 0 {
+			n := min(len(s.rest), room)
+			dst = append(dst, s.rest[:n]...)
+			s.rest, room = s.rest[n:], room-n
+			if len(s.rest) > 0 {
+				return dst, false
+			}
+		}
+		switch {
+		case s.ending:
+			return dst, true
+		case room <= 0:
+			return dst, false
+		case s.next < len(s.events):
+			frame, err := s.enc.frame(&s.events[s.next])
+			s.events[s.next] = storage.Event[O]{} // let the object go
+			s.next++
+			if err != nil {
+				streamFailed(s.r, "watch", err)
+				return dst, true
+			}
+			s.rest = frame
+		case s.err != nil:
+			if !endsQuietly(s.ctx, s.err) {
+				s.rest = s.enc.errorFrame(s.err)
+			}
+			s.ending = true
+		case s.ctx.Err() != nil:
+			s.ending = true // the timeout, or the client left
+		default:
+			if !s.poll() {
+				s.watcher.NotifyOnce(s.wake)
+				return dst, false
+			}
+		}
+	}
+}
+
+// poll refills events from the watcher and reports whether it found
+// anything to send: events, or the error that ends the stream.
+func (s *watchSource[O]) poll() bool {
+	events, err := s.watcher.Poll(s.ctx, s.events[:0])
+	s.events, s.next, s.err = events, 0, err
+	if len(events) == 0 && cap(events) > maxIdleBatch {
+		s.events = nil
+	}
+	return len(events) > 0 || err != nil
+}
+
+// Close implements h2.Source: it stops the watch and its timeout.
+func (s *watchSource[O]) Close() {
+	if s.stopCtxWake != nil {
+		s.stopCtxWake()
+	}
+	s.watcher.Stop()
+	s.cancel()
+	clear(s.events)
+	s.events, s.rest = nil, nil
+}
+
+// detacherOf returns w, or the writer it wraps, if it can carry a body
+// from an h2.Source; nil otherwise.
+func detacherOf(w http.ResponseWriter) h2.Detacher {
+	for {
+		if d, ok := w.(h2.Detacher); ok {
+			return d
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+}

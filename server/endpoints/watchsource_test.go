@@ -1,0 +1,527 @@
+package endpoints
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/internal/etcdtest"
+	"github.com/apiloom/apiloom/server/cache"
+	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/storage/storagetest"
+)
+
+// The tests below serve watches from the watch cache, whose watchers can
+// be polled, through a ResponseWriter that can detach the body, and drive
+// the resulting h2.Source as a connection's writer does. Its bytes must be
+// exactly those the handler writes itself (streamHTTP) for the same watch.
+
+// sourceEnv is a handler over a watch cache on a real etcd.
+type sourceEnv struct {
+	t       *testing.T
+	ctx     context.Context
+	store   *storage.Store[*widget]
+	cache   *cache.Cache[*widget]
+	watches *watchRecorder
+	handler http.Handler
+}
+
+func newSourceEnv(t *testing.T, opts ...cache.Option) *sourceEnv {
+	t.Helper()
+	def := storagetest.Definition()
+	store := storage.New(storagetest.NewClient(t, etcdtest.Start(t), "/source-test"), "/registry/widgets", def)
+	c, err := cache.New(def, store, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec := &watchRecorder{Interface: c, started: make(chan struct{}, 64)}
+	h := NewResource(def, rec).(*handler[*widget])
+	// Table cells hold ages: a fixed clock makes them the same every time.
+	h.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	return &sourceEnv{t: t, ctx: ctx, store: store, cache: c, watches: rec, handler: NewHandler(h)}
+}
+
+func (e *sourceEnv) create(name string) *widget {
+	e.t.Helper()
+	out, err := e.cache.Create(e.ctx, storage.Key("ns", name), storagetest.NewWidget("ns", name, "red", "tier", "web"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// writes creates, updates and deletes a few widgets and returns the last
+// revision.
+func (e *sourceEnv) writes() int64 {
+	e.t.Helper()
+	e.create("a")
+	e.create("b")
+	if _, err := e.cache.GuaranteedUpdate(e.ctx, storage.Key("ns", "a"), nil, func(w *widget) (*widget, error) {
+		w.Spec.Size = 3
+		w.Labels["tier"] = strings.Repeat("x", 60) // a longer frame
+		return w, nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	del, err := e.cache.Delete(e.ctx, storage.Key("ns", "b"), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rev, _ := storage.ParseResourceVersion(del.ResourceVersion)
+	return rev
+}
+
+// waitCached waits until the cache has caught up with rev: a consistent
+// list waits for the cache to reach etcd's revision.
+func (e *sourceEnv) waitCached(rev int64) {
+	e.t.Helper()
+	for e.cache.Revision() < rev {
+		if _, err := e.cache.GetList(e.ctx, storage.ListOptions{}); err != nil {
+			e.t.Fatalf("cache at %d, waiting for %d: %v", e.cache.Revision(), rev, err)
+		}
+	}
+}
+
+func (e *sourceEnv) request(ctx context.Context, query string, headers ...string) *http.Request {
+	r := httptest.NewRequestWithContext(ctx, "GET", widgetsPath+"ns/widgets?watch=true&"+query, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Set(headers[i], headers[i+1])
+	}
+	return r
+}
+
+// detach serves the watch through a detaching writer and returns its
+// source.
+func (e *sourceEnv) detach(ctx context.Context, query string, headers ...string) h2.Source {
+	e.t.Helper()
+	w := &detachingWriter{header: http.Header{}}
+	e.handler.ServeHTTP(w, e.request(ctx, query, headers...))
+	if w.src == nil || w.code != http.StatusOK || w.header.Get("Content-Type") != "application/json" {
+		e.t.Fatalf("not detached: %d %v %q", w.code, w.header, w.body.String())
+	}
+	e.watches.waitStarted(e.t)
+	return w.src
+}
+
+// stream serves the watch as the handler streams it itself, on its own
+// goroutine, once the watch has started; the channel gets the body once
+// the stream ends.
+func (e *sourceEnv) stream(ctx context.Context, query string, headers ...string) <-chan []byte {
+	e.t.Helper()
+	w := &streamRecorder{header: http.Header{}}
+	r := e.request(ctx, query, headers...)
+	out := make(chan []byte, 1)
+	go func() {
+		e.handler.ServeHTTP(w, r)
+		out <- w.bytes()
+	}()
+	e.watches.waitStarted(e.t)
+	return out
+}
+
+// detachingWriter is the ResponseWriter of a connection that can carry a
+// body from an h2.Source.
+type detachingWriter struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+	src    h2.Source
+}
+
+func (w *detachingWriter) Header() http.Header { return w.header }
+func (w *detachingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *detachingWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+func (w *detachingWriter) DetachBody(src h2.Source) { w.src = src }
+
+// flushingDetacher can also stream the body itself.
+type flushingDetacher struct{ detachingWriter }
+
+func (w *flushingDetacher) Flush() {}
+
+// streamRecorder records a streamed response; safe to read while the
+// handler writes.
+type streamRecorder struct {
+	mu     sync.Mutex
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (w *streamRecorder) Header() http.Header { return w.header }
+func (w *streamRecorder) WriteHeader(int)     {}
+func (w *streamRecorder) Flush()              {}
+func (w *streamRecorder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.body.Write(p)
+}
+
+func (w *streamRecorder) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.body.Bytes())
+}
+
+// drain pulls src's body as a connection's writer does, with the limits
+// limit returns: it calls Append again at once only after one that filled
+// its limit, and otherwise waits for wake. It closes src at the end and
+// returns the body. It runs on a goroutine of its own, so it reports
+// failures with t.Error.
+func drain(t *testing.T, src h2.Source, limit func() int) []byte {
+	woken := make(chan struct{}, 1)
+	src.Start(func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	defer src.Close()
+	var out []byte
+	for {
+		l := limit()
+		n := len(out)
+		var end bool
+		out, end = src.Append(out, l)
+		if len(out)-n > l {
+			t.Errorf("Append gave %d bytes, limit %d", len(out)-n, l)
+			return out
+		}
+		if end {
+			return out
+		}
+		if len(out)-n == l {
+			continue
+		}
+		select {
+		case <-woken:
+		case <-time.After(eventTimeout):
+			t.Errorf("not woken in time, after %d bytes: %q", len(out), out)
+			return out
+		}
+	}
+}
+
+// drainAsync is drain on its own goroutine.
+func drainAsync(t *testing.T, src h2.Source, limit func() int) <-chan []byte {
+	out := make(chan []byte, 1)
+	go func() { out <- drain(t, src, limit) }()
+	return out
+}
+
+func receive(t *testing.T, ch <-chan []byte) []byte {
+	t.Helper()
+	select {
+	case b := <-ch:
+		return b
+	case <-time.After(eventTimeout):
+		t.Fatal("the stream did not end in time")
+		return nil
+	}
+}
+
+func fixed(n int) func() int { return func() int { return n } }
+
+// watchRecorder passes watches through to the cache and keeps them, to
+// see them polled and stopped.
+type watchRecorder struct {
+	storage.Interface[*widget]
+	started chan struct{} // a token per watch started (room for all of a test's)
+	mu      sync.Mutex
+	watches []*recordedWatcher
+}
+
+// waitStarted waits for the next watch to have started.
+func (s *watchRecorder) waitStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.started:
+	case <-time.After(eventTimeout):
+		t.Fatal("the watch did not start")
+	}
+}
+
+func (s *watchRecorder) Watch(ctx context.Context, opts storage.ListOptions) (storage.Watcher[*widget], error) {
+	w, err := s.Interface.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	pw, ok := w.(storage.PolledWatcher[*widget])
+	if !ok {
+		return w, nil
+	}
+	rw := &recordedWatcher{PolledWatcher: pw, ctx: ctx}
+	s.mu.Lock()
+	s.watches = append(s.watches, rw)
+	s.mu.Unlock()
+	s.started <- struct{}{}
+	return rw, nil
+}
+
+func (s *watchRecorder) last(t *testing.T) *recordedWatcher {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.watches) == 0 {
+		t.Fatal("no watch")
+	}
+	return s.watches[len(s.watches)-1]
+}
+
+type recordedWatcher struct {
+	storage.PolledWatcher[*widget]
+	ctx     context.Context // the watch's
+	polls   atomic.Int32
+	stopped atomic.Bool
+}
+
+func (w *recordedWatcher) Poll(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
+	w.polls.Add(1)
+	return w.PolledWatcher.Poll(ctx, buf)
+}
+
+func (w *recordedWatcher) Stop() { w.stopped.Store(true); w.PolledWatcher.Stop() }
+
+// TestWatchSourceSameBytesAsStream watches the same history both ways, in
+// every view, pulling the detached one in pieces of 7 bytes, of random
+// sizes and whole, while the writes happen; closing the cache ends both.
+func TestWatchSourceSameBytesAsStream(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	views := []struct {
+		name   string
+		accept string
+	}{
+		{"object", "application/json"},
+		{"table", "application/json;as=Table;v=v1;g=meta.k8s.io"},
+		{"partial", "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"},
+	}
+	limits := []struct {
+		name  string
+		limit func() int
+	}{
+		{"7 bytes", fixed(7)},
+		{"random", func() int { return 1 + rng.IntN(300) }},
+		{"whole", fixed(1 << 20)},
+	}
+	for _, v := range views {
+		t.Run(v.name, func(t *testing.T) {
+			e := newSourceEnv(t)
+			e.waitCached(revOf(t, e.create("before")))
+			from := storage.FormatResourceVersion(e.cache.Revision())
+			// One watch from 0 (initial events, then changes) and one from
+			// the current revision, each both ways.
+			type pair struct {
+				name     string
+				detached <-chan []byte
+				streamed <-chan []byte
+			}
+			var pairs []pair
+			for _, q := range []string{"resourceVersion=0", "resourceVersion=" + from} {
+				for _, l := range limits {
+					pairs = append(pairs, pair{
+						name:     q + ", " + l.name,
+						detached: drainAsync(t, e.detach(e.ctx, q, "Accept", v.accept), l.limit),
+						streamed: e.stream(e.ctx, q, "Accept", v.accept),
+					})
+				}
+			}
+			e.waitCached(e.writes())
+			e.cache.Close()
+			for _, p := range pairs {
+				got, want := receive(t, p.detached), receive(t, p.streamed)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: detached body differs from the streamed one:\n got %q\nwant %q", p.name, got, want)
+				}
+				if n := bytes.Count(want, []byte("\n")); n < 4 {
+					t.Errorf("%s: %d frames: %q", p.name, n, want)
+				}
+			}
+		})
+	}
+}
+
+func TestWatchSourceErrorFrame(t *testing.T) {
+	e := newSourceEnv(t, cache.WithWindow(2))
+	old := e.cache.Revision()
+	e.waitCached(e.writes()) // four events: the window no longer reaches old
+	q := "resourceVersion=" + storage.FormatResourceVersion(old)
+	for _, l := range []int{7, 1 << 20} {
+		src := e.detach(e.ctx, q)
+		w := e.watches.last(t)
+		got := receive(t, drainAsync(t, src, fixed(l)))
+		want := receive(t, e.stream(e.ctx, q))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("limit %d: detached %q, streamed %q", l, got, want)
+		}
+		var ev metav1.WatchEvent
+		decodeJSON(t, got, &ev)
+		var st metav1.Status
+		decodeJSON(t, ev.Object.Raw, &st)
+		if ev.Type != "ERROR" || st.Code != http.StatusGone || st.Reason != metav1.StatusReasonExpired {
+			t.Fatalf("limit %d: %q, want an ERROR 410 Expired", l, got)
+		}
+		if !w.stopped.Load() {
+			t.Error("the watcher was not stopped")
+		}
+	}
+}
+
+func TestWatchSourceTimeoutEndsStream(t *testing.T) {
+	e := newSourceEnv(t)
+	src := e.detach(e.ctx, "timeoutSeconds=1&resourceVersion="+storage.FormatResourceVersion(e.cache.Revision()))
+	w := e.watches.last(t)
+	if body := receive(t, drainAsync(t, src, fixed(1<<20))); len(body) != 0 {
+		t.Fatalf("body %q, want none", body)
+	}
+	if !w.stopped.Load() || w.ctx.Err() == nil {
+		t.Errorf("after the stream: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
+	}
+	if w.polls.Load() == 0 {
+		t.Error("the watcher was never polled")
+	}
+}
+
+func TestWatchSourceRequestEndEndsStream(t *testing.T) {
+	e := newSourceEnv(t)
+	ctx, cancel := context.WithCancel(e.ctx)
+	src := e.detach(ctx, "resourceVersion="+storage.FormatResourceVersion(e.cache.Revision()))
+	body := drainAsync(t, src, fixed(1<<20))
+	cancel()
+	if b := receive(t, body); len(b) != 0 {
+		t.Fatalf("body %q, want none", b)
+	}
+}
+
+func TestWatchSourceCloseStopsWatcher(t *testing.T) {
+	e := newSourceEnv(t)
+	e.waitCached(revOf(t, e.create("x")))
+	src := e.detach(e.ctx, "resourceVersion=0")
+	w := e.watches.last(t)
+	src.Start(func() {})
+	out, end := src.Append(nil, 7)
+	if len(out) != 7 || end {
+		t.Fatalf("first Append: %q %v", out, end)
+	}
+	// The client resets the stream halfway through a frame.
+	src.Close()
+	if !w.stopped.Load() || w.ctx.Err() == nil {
+		t.Errorf("after Close: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
+	}
+}
+
+// TestWatchNotDetached: a watcher that cannot be polled (the etcd store's)
+// is streamed by the handler even where the body could be detached, and a
+// writer that can neither detach nor flush gets kube-apiserver's 500.
+func TestWatchNotDetached(t *testing.T) {
+	e := newSourceEnv(t)
+	h := NewHandler(NewResource(storagetest.Definition(), e.store))
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	fw := &flushingDetacher{detachingWriter{header: http.Header{}}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(fw, e.request(ctx, "resourceVersion=0&timeoutSeconds=1"))
+	}()
+	e.create("x")
+	select {
+	case <-done:
+	case <-time.After(eventTimeout):
+		t.Fatal("the watch did not end")
+	}
+	if fw.src != nil || fw.code != http.StatusOK || !strings.Contains(fw.body.String(), `"name":"x"`) {
+		t.Fatalf("detached %v, %d %q", fw.src != nil, fw.code, fw.body.String())
+	}
+
+	dw := &detachingWriter{header: http.Header{}}
+	h.ServeHTTP(dw, e.request(ctx, "resourceVersion=0"))
+	if dw.src != nil || dw.code != http.StatusInternalServerError {
+		t.Fatalf("detached %v, %d %q", dw.src != nil, dw.code, dw.body.String())
+	}
+}
+
+// TestWatchOverH2 serves the cache through apiloom's HTTP/2 connection: the
+// watch is detached and polled, and reads as any watch does.
+func TestWatchOverH2(t *testing.T) {
+	e := newSourceEnv(t)
+	ts := httptest.NewUnstartedServer(e.handler)
+	h2.Configure(ts.Config, &h2.Server{})
+	ts.TLS = ts.Config.TLSConfig
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	tr := &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: ts.Client().Transport.(*http.Transport).TLSClientConfig}
+	t.Cleanup(tr.CloseIdleConnections)
+
+	e.create("before")
+	req, err := http.NewRequestWithContext(e.ctx, "GET", ts.URL+widgetsPath+"ns/widgets?watch=true&resourceVersion=0&timeoutSeconds=2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s %d %q", resp.Proto, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	dec := json.NewDecoder(resp.Body)
+	next := func(typ, name string) {
+		t.Helper()
+		var ev metav1.WatchEvent
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatal(err)
+		}
+		var w widget
+		decodeJSON(t, ev.Object.Raw, &w)
+		if ev.Type != typ || w.Name != name {
+			t.Fatalf("got %s %s, want %s %s", ev.Type, w.Name, typ, name)
+		}
+	}
+	next("ADDED", "before")
+	e.create("after")
+	next("ADDED", "after")
+	if w := e.watches.last(t); w.polls.Load() == 0 {
+		t.Error("the watch was not polled: not detached")
+	}
+	// The timeout ends the stream cleanly.
+	var ev metav1.WatchEvent
+	if err := dec.Decode(&ev); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the timeout: %v %s", err, ev.Type)
+	}
+}
+
+func revOf(t *testing.T, w *widget) int64 {
+	t.Helper()
+	rev, err := storage.ParseResourceVersion(w.ResourceVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
