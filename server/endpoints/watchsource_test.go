@@ -312,7 +312,13 @@ func (w *recordedWatcher) Stop() { w.stopped.Store(true); w.PolledWatcher.Stop()
 func TestWatchSourceSameBytesAsStream(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	var streams uint64
+	// randomSizes gives each drain its own generator: they run at once.
+	randomSizes := func() func() int {
+		streams++
+		rng := rand.New(rand.NewPCG(seed, streams))
+		return func() int { return 1 + rng.IntN(300) }
+	}
 	views := []struct {
 		name   string
 		accept string
@@ -323,11 +329,11 @@ func TestWatchSourceSameBytesAsStream(t *testing.T) {
 	}
 	limits := []struct {
 		name  string
-		limit func() int
+		limit func() func() int
 	}{
-		{"7 bytes", fixed(7)},
-		{"random", func() int { return 1 + rng.IntN(300) }},
-		{"whole", fixed(1 << 20)},
+		{"7 bytes", func() func() int { return fixed(7) }},
+		{"random", randomSizes},
+		{"whole", func() func() int { return fixed(1 << 20) }},
 	}
 	for _, v := range views {
 		t.Run(v.name, func(t *testing.T) {
@@ -346,7 +352,7 @@ func TestWatchSourceSameBytesAsStream(t *testing.T) {
 				for _, l := range limits {
 					pairs = append(pairs, pair{
 						name:     q + ", " + l.name,
-						detached: drainAsync(t, e.detach(e.ctx, q, "Accept", v.accept), l.limit),
+						detached: drainAsync(t, e.detach(e.ctx, q, "Accept", v.accept), l.limit()),
 						streamed: e.stream(e.ctx, q, "Accept", v.accept),
 					})
 				}
