@@ -17,10 +17,14 @@
 //
 // A watcher is a cursor into the history plus a few flags; it has no
 // goroutine and no queue. The HTTP handler's goroutine calls Next, which
-// copies every event available to the cursor into the caller's buffer. The
+// copies every event available to the cursor into the caller's buffer. A
+// transport with no goroutine per watch (the HTTP/2 connection's writer)
+// calls Poll instead, which does the same without blocking, and, when it
+// found nothing, NotifyOnce: the watcher then waits as one entry in a list
+// beside the wake-up channel of its namespace (poll.go, notify.go). The
 // ingest goroutine never waits for a watcher: when the ring overwrites
-// events a watcher has not read, that watcher's next Next returns ErrExpired
-// and the client relists. Nothing is ever skipped silently.
+// events a watcher has not read, that watcher's next read returns
+// ErrExpired and the client relists. Nothing is ever skipped silently.
 //
 // Reads follow wire-contract.md: RV "0" is answered from memory; RV "" (a
 // consistent read) first learns etcd's current revision and waits for the
