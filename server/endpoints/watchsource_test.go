@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -530,4 +531,59 @@ func revOf(t *testing.T, w *widget) int64 {
 		t.Fatal(err)
 	}
 	return rev
+}
+
+// BenchmarkIdleDetachedWatch measures, once, what an idle watch handed to
+// the connection holds here (request, timeout context, source, encoder,
+// cache watcher; not the connection's stream), over 2,000 watches, each
+// pulled until it has nothing. The timed loop opens, drains and closes
+// one.
+func BenchmarkIdleDetachedWatch(b *testing.B) {
+	const n = 2000
+	def := storagetest.Definition()
+	store := storage.New(storagetest.NewClient(b, etcdtest.Start(b), "/source-bench"), "/registry/widgets", def)
+	c, err := cache.New(def, store)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.Context()), time.Minute)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	h := NewHandler(NewResource(def, c))
+	path := widgetsPath + "ns/widgets?watch=true&allowWatchBookmarks=true&resourceVersion=" + storage.FormatResourceVersion(c.Revision())
+	open := func() h2.Source {
+		w := &detachingWriter{header: http.Header{}}
+		h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, "GET", path, nil))
+		if w.src == nil {
+			b.Fatalf("not detached: %d %s", w.code, w.body.String())
+		}
+		w.src.Start(func() {})
+		if out, end := w.src.Append(nil, 1<<14); len(out) != 0 || end {
+			b.Fatalf("Append: %q %v", out, end)
+		}
+		return w.src
+	}
+	heap := func() int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	srcs := make([]h2.Source, n)
+	before := heap()
+	for i := range srcs {
+		srcs[i] = open()
+	}
+	after := heap()
+	for _, s := range srcs {
+		s.Close()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		open().Close()
+	}
+	b.ReportMetric(float64(after-before)/n, "bytes/idle-watch")
 }
