@@ -68,7 +68,7 @@ func (s *watchSource[O]) Start(wake func()) {
 // more while there is room. When the watcher has nothing, it asks to be
 // woken (NotifyOnce) and returns what it has, possibly nothing.
 func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
-	room := limit
+	room := max(limit, 0)
 	for {
 		if len(s.rest) > 0 {
 			n := min(len(s.rest), room)
@@ -89,6 +89,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 			s.next++
 			if err != nil {
 				streamFailed(s.r, "watch", err)
+				s.ending = true
 				return dst, true
 			}
 			s.rest = frame
