@@ -63,15 +63,16 @@ type conn struct {
 	control     []byte   // encoded control frames, sent before stream frames
 	toClose     []Source // sources of streams closed while mu was held
 	head, tail  *stream
-	sendWindow  int64 // connection-level send window
-	peerWindow  int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	peerFrame   int   // the client's SETTINGS_MAX_FRAME_SIZE
+	connBlocked []*stream // streams waiting for the connection's send window
+	sendWindow  int64     // connection-level send window
+	peerWindow  int64     // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame   int       // the client's SETTINGS_MAX_FRAME_SIZE
 	tableSize   uint32
-	tableChange bool   // tableSize is new for the writer's encoder
-	recvWindow  int64  // connection-level receive window left
-	recvCredit  int64  // received bytes consumed but not yet returned
-	goingAway   bool   // GOAWAY is queued: no new streams
-	closing     bool   // the connection ends: the writer drains and exits
+	tableChange bool  // tableSize is new for the writer's encoder
+	recvWindow  int64 // connection-level receive window left
+	recvCredit  int64 // received bytes consumed but not yet returned
+	goingAway   bool  // GOAWAY is queued: no new streams
+	closing     bool  // the connection ends: the writer drains and exits
 	closeTimer  *time.Timer
 	idleTimer   *time.Timer // GOAWAY after IdleTimeout with no open stream
 }
@@ -334,12 +335,15 @@ func (c *conn) processWindowUpdate(f *http2.WindowUpdateFrame) error {
 		if c.sendWindow > maxWindow {
 			return http2.ConnectionError(http2.ErrCodeFlowControl)
 		}
-		for _, st := range c.streams {
+		for _, st := range c.connBlocked {
+			st.connBlocked = false
 			if st.flowBlocked {
 				st.flowBlocked = false
 				c.readyLocked(st)
 			}
 		}
+		clear(c.connBlocked)
+		c.connBlocked = c.connBlocked[:0]
 		return nil
 	}
 	if f.StreamID > c.maxClientID {
@@ -390,6 +394,7 @@ func (c *conn) processData(f *http2.DataFrame) error {
 	}
 	ok, dropped := st.body.deliver(data, f.StreamEnded())
 	if !ok {
+		c.creditLocked(int64(len(data)), true)                                      // not delivered: nobody reads it
 		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeProtocol} // more or less than Content-Length
 	}
 	if dropped {
@@ -442,6 +447,18 @@ func (c *conn) readyLocked(st *stream) {
 	}
 	c.tail = st
 	c.work.Signal()
+}
+
+// blockLocked parks st until a WINDOW_UPDATE: its own, or the
+// connection's if that window is the one exhausted. Keeping the latter in a
+// list spares scanning every stream at each connection-level update, which
+// clients send often.
+func (c *conn) blockLocked(st *stream) {
+	st.flowBlocked = true
+	if c.sendWindow <= 0 && !st.connBlocked {
+		st.connBlocked = true
+		c.connBlocked = append(c.connBlocked, st)
+	}
 }
 
 // popReadyLocked takes the stream at the head of the ready queue.
@@ -505,7 +522,9 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 	delete(c.streams, st.id)
 	c.open--
 	st.cancel()
-	st.body.abort(errStreamClosed)
+	if n := st.body.abort(errStreamClosed); n > 0 && !c.closing {
+		c.creditLocked(int64(n), true)
+	}
 	st.drained.Broadcast()
 	st.data = nil
 	if c.open == 0 && c.idleTimer != nil {

@@ -29,6 +29,7 @@ type stream struct {
 	queued       bool // in the connection's ready queue
 	next         *stream
 	flowBlocked  bool // has something to send but no window
+	connBlocked  bool // in the connection's connBlocked list
 	sendWindow   int64
 	recvWindow   int64
 	recvCredit   int64 // body bytes read but not yet returned to the client

@@ -113,7 +113,7 @@ func (w *writer) stream(st *stream) {
 	allow := min(c.sendWindow, st.sendWindow, int64(c.peerFrame))
 	if len(st.data) > 0 || (st.endAfterData && st.src == nil) {
 		if allow <= 0 && len(st.data) > 0 {
-			st.flowBlocked = true
+			c.blockLocked(st)
 			return
 		}
 		n := int(min(int64(len(st.data)), allow))
@@ -143,7 +143,7 @@ func (w *writer) stream(st *stream) {
 		return
 	}
 	if allow <= 0 {
-		st.flowBlocked = true
+		c.blockLocked(st)
 		return
 	}
 	w.appendSource(st, int(allow))
