@@ -53,14 +53,20 @@ func (b *requestBody) deliver(data []byte, end bool) (ok, dropped bool) {
 	return true, false
 }
 
-// abort ends the body with err unless it already ended.
-func (b *requestBody) abort(err error) {
+// abort ends the body with err unless it already ended, and drops what
+// the handler has not read yet. It returns how many bytes it dropped, for
+// the caller to return to the connection's window: nobody reads them now,
+// and a stream's window ends with it, but the connection's does not.
+func (b *requestBody) abort(err error) (dropped int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.err == nil || b.err == io.EOF && len(b.buf) > 0 {
+	dropped = len(b.buf)
+	b.buf = nil
+	if b.err == nil || b.err == io.EOF && dropped > 0 {
 		b.err = err
 	}
 	b.arrived.Broadcast()
+	return dropped
 }
 
 // Read implements io.Reader for the handler.
