@@ -141,6 +141,10 @@ func (c *conn) serve() {
 			c.log.Debug("http2: connection error", "code", http2.ErrCode(ce), "err", c.fr.ErrorDetail())
 			c.fail(http2.ErrCode(ce))
 			return
+		case errors.Is(err, http2.ErrFrameTooLarge):
+			// Its payload is still unread, so no later frame can be found.
+			c.fail(http2.ErrCodeFrameSize)
+			return
 		default:
 			return // the client left, or the connection broke
 		}
