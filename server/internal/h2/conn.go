@@ -281,9 +281,12 @@ func (c *conn) process(f http2.Frame) error {
 			return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeProtocol}
 		}
 	case *http2.GoAwayFrame:
-		c.mu.Lock()
-		c.goingAway = true // the client is leaving; it opens no new streams
-		c.mu.Unlock()
+		// The client is leaving: answer with our own GOAWAY, so that it
+		// knows which streams were taken, and close once they are done.
+		// Merely marking the connection as going away would ignore later
+		// HEADERS without a word and keep an idle connection open for
+		// good, since goAway (idle timeout, Shutdown) then does nothing.
+		c.goAway()
 	case *http2.PushPromiseFrame:
 		return http2.ConnectionError(http2.ErrCodeProtocol) // clients never push
 	}
