@@ -6,7 +6,8 @@
 #   hack/load.sh                 # apiloom (watch cache on)
 #   PEER=1 hack/load.sh          # + apiloom --watch-cache=false + kube-apiserver (CRD)
 #   TARGETS="apiloom kube-apiserver" hack/load.sh
-#   PROFILE=1 hack/load.sh       # + a Go CPU profile of each server during the fanout writes
+#   PROFILE=1 hack/load.sh       # + a Go CPU profile of each server during the fanout writes,
+#                                #   and one of the load generator itself
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
@@ -147,7 +148,9 @@ for target in $TARGETS; do
     status=1; cleanup; continue
   fi
   # shellcheck disable=SC2086 # SCENARIOS is a word list
-  if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --label "$target" --out "$OUT/$target.json" \
+  self_profile=()
+  [[ $PROFILE == 1 ]] && self_profile=(--self-cpuprofile "$OUT/$target.load.cpu.pprof")
+  if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
     "${load_flags[@]}" "${target_flags[@]}" $SCENARIOS 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
   [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
   cleanup

@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 )
 
-func main() {
+func main() { os.Exit(runMain()) }
+
+// runMain is main with an exit code, so that deferred calls (the CPU
+// profile's end) run before the process exits.
+func runMain() int {
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		if err := runCompare(os.Stdout, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
+			return 2
 		}
-		return
+		return 0
 	}
 	c := defaultConfig()
 	fs := pflag.NewFlagSet("apiloom-load", pflag.ExitOnError)
@@ -30,7 +35,18 @@ func main() {
 	scenarios := fs.Args()
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
+	}
+	if c.SelfProfile != "" {
+		f, err := os.Create(c.SelfProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "apiloom-load:", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -39,17 +55,18 @@ func main() {
 	r, err := run(ctx, &c, scenarios, stderrLog)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apiloom-load:", err)
-		os.Exit(2)
+		return 2
 	}
 	r.print(os.Stdout)
 	if c.Out != "" {
 		if err := r.write(c.Out); err != nil {
 			fmt.Fprintln(os.Stderr, "apiloom-load:", err)
-			os.Exit(2)
+			return 2
 		}
 	}
 	if v := r.violations(); len(v) > 0 {
 		fmt.Fprintln(os.Stderr, "apiloom-load: the server misbehaved:\n  "+strings.Join(v, "\n  "))
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

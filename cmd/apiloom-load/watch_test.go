@@ -64,3 +64,16 @@ func TestReadEventsBrokenStream(t *testing.T) {
 		t.Fatalf("err = %v after %d events, want the read error after 1", err, n)
 	}
 }
+
+func TestReadEventsMalformed(t *testing.T) {
+	for name, stream := range map[string]string{
+		"not JSON":  `{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}` + "\n" + `xyz`,
+		"truncated": `{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}` + "\n" + `{"type":"MODIFIED","obj`,
+	} {
+		n := 0
+		err := readEvents(strings.NewReader(stream), func(*watchEvent) { n++ })
+		if err == nil || errors.Is(err, io.EOF) || n != 1 {
+			t.Errorf("%s: err = %v after %d events, want a decoding error after 1", name, err, n)
+		}
+	}
+}
