@@ -25,21 +25,21 @@ func withRequestMetrics(reg prometheus.Registerer, next http.Handler) http.Handl
 	reg.MustRegister(latency)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
-		observe := func() {
-			verb, resource := classify(r)
-			latency.WithLabelValues(verb, resource, strconv.Itoa(rec.code)).Observe(time.Since(start).Seconds())
+		verb, resource := classify(r)
+		observe := func(code int) {
+			latency.WithLabelValues(verb, resource, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
 		}
+		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
 		d, ok := w.(h2.Detacher)
 		if !ok {
 			next.ServeHTTP(rec, r)
-			observe()
+			observe(rec.code)
 			return
 		}
 		dr := &detachableRecorder{codeRecorder: rec, d: d, onEnd: observe}
 		next.ServeHTTP(dr, r)
 		if !dr.detached {
-			observe()
+			observe(rec.code)
 		}
 	})
 }
@@ -120,13 +120,17 @@ func (c *codeRecorder) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 type detachableRecorder struct {
 	*codeRecorder
 	d        h2.Detacher
-	onEnd    func()
+	onEnd    func(code int)
 	detached bool
 }
 
+// DetachBody passes src on, observed: the latency is recorded when the
+// stream ends. What the observer keeps is small (labels, start, code), not
+// the request or the writers, since a watch holds it for its whole life.
 func (r *detachableRecorder) DetachBody(src h2.Source) {
 	r.detached = true
-	r.d.DetachBody(&endObserver{Source: src, onEnd: r.onEnd})
+	code, onEnd := r.code, r.onEnd
+	r.d.DetachBody(&endObserver{Source: src, onEnd: func() { onEnd(code) }})
 }
 
 // endObserver calls onEnd after its Source is closed.

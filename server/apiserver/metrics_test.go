@@ -1,8 +1,13 @@
 package apiserver
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
 func TestClassify(t *testing.T) {
@@ -22,5 +27,56 @@ func TestClassify(t *testing.T) {
 		if verb != tc.verb || resource != tc.resource {
 			t.Errorf("%s %s: got %s %s, want %s %s", tc.method, tc.url, verb, resource, tc.verb, tc.resource)
 		}
+	}
+}
+
+// detachingWriter is an HTTP/2 ResponseWriter that takes a Source.
+type detachingWriter struct {
+	*httptest.ResponseRecorder
+	src h2.Source
+}
+
+func (d *detachingWriter) DetachBody(src h2.Source) { d.src = src }
+
+type nopSource struct{ closed bool }
+
+func (*nopSource) Append(dst []byte, _ int) ([]byte, bool) { return dst, false }
+func (*nopSource) Start(func())                            {}
+func (s *nopSource) Close()                                { s.closed = true }
+
+// TestDetachedWatchIsTimedUntilItsStreamEnds: a watch handed to the
+// connection is observed when its source closes, not when its handler
+// returns.
+func TestDetachedWatchIsTimedUntilItsStreamEnds(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := withRequestMetrics(reg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(h2.Detacher).DetachBody(&nopSource{})
+	}))
+	w := &detachingWriter{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/apis/g/v1/foos?watch=true", nil))
+	count := func() uint64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+		return n
+	}
+	if w.src == nil {
+		t.Fatal("the source did not reach the connection's writer")
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d observations before the stream ended", n)
+	}
+	w.src.Close()
+	if n := count(); n != 1 {
+		t.Fatalf("%d observations after the stream ended, want 1", n)
 	}
 }

@@ -529,8 +529,10 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 	delete(c.streams, st.id)
 	c.open--
 	st.cancel()
-	if n := st.body.abort(errStreamClosed); n > 0 && !c.closing {
-		c.creditLocked(int64(n), true)
+	if st.body != nil {
+		if n := st.body.abort(errStreamClosed); n > 0 && !c.closing {
+			c.creditLocked(int64(n), true)
+		}
 	}
 	st.drained.Broadcast()
 	st.data = nil

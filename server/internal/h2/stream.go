@@ -20,7 +20,7 @@ var errStreamClosed = errors.New("http2: stream closed")
 type stream struct {
 	id     uint32
 	cancel context.CancelFunc // ends the request's context
-	body   *requestBody
+	body   *requestBody // nil when the request has none
 	// drained wakes a handler waiting for the writer to take its data.
 	drained sync.Cond
 
@@ -113,14 +113,16 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 		remoteClosed: f.StreamEnded(),
 	}
 	st.drained.L = &c.mu
-	st.body = newRequestBody(c, st, req.ContentLength)
 	if f.StreamEnded() {
-		if ok, _ := st.body.deliver(nil, true); !ok {
+		// No body: none is allocated, which matters for thousands of
+		// watches held open.
+		if req.ContentLength > 0 {
 			cancel()
-			return http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol}
+			return http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol} // a Content-Length and no body
 		}
 		req.Body = http.NoBody
 	} else {
+		st.body = newRequestBody(c, st, req.ContentLength)
 		req.Body = st.body
 	}
 	req = req.WithContext(ctx)
