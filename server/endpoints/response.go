@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -74,5 +75,11 @@ func writeWarnings(w http.ResponseWriter, warnings []string) {
 // the client can no longer be told: a write to a client that went away, or
 // an object that did not encode.
 func streamFailed(r *http.Request, what string, err error) {
-	slog.DebugContext(r.Context(), "endpoints: response ended early", "path", r.URL.Path, "during", what, "err", err)
+	logStreamFailed(r.Context(), r.URL.Path, what, err)
+}
+
+// logStreamFailed is streamFailed for a response that outlives its
+// request's handler (a detached watch), which keeps only its path.
+func logStreamFailed(ctx context.Context, path, what string, err error) {
+	slog.DebugContext(ctx, "endpoints: response ended early", "path", path, "during", what, "err", err)
 }

@@ -23,7 +23,7 @@ const maxIdleBatch = 16
 // The connection never calls Append and Close at the same time; the
 // fields below are used by whichever is running.
 type watchSource[O resource.Object] struct {
-	r       *http.Request // for the log
+	path    string // for the log; the request itself is not kept
 	ctx     context.Context
 	cancel  context.CancelFunc // ends ctx, the watch's timeout
 	watcher storage.PolledWatcher[O]
@@ -53,7 +53,7 @@ var _ h2.Source = (*watchSource[resource.Object])(nil)
 // the watcher and cancel from now on: Close stops and calls them.
 func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, cancel context.CancelFunc,
 	watcher storage.PolledWatcher[O], enc eventEncoder[O]) *watchSource[O] {
-	return &watchSource[O]{r: r, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
+	return &watchSource[O]{path: r.URL.Path, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
 }
 
 // Start implements h2.Source. The end of ctx (the timeout, or the request
@@ -88,7 +88,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 			s.events[s.next] = storage.Event[O]{} // let the object go
 			s.next++
 			if err != nil {
-				streamFailed(s.r, "watch", err)
+				logStreamFailed(s.ctx, s.path, "watch", err)
 				s.ending = true
 				return dst, true
 			}
