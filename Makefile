@@ -3,10 +3,10 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load clean
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec clean
 
 help: ## show targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 run: build ## build and start the server on embedded etcd (kubeconfig: .apiloom/kubeconfig)
 	$(BIN)/apiloom --data-dir .apiloom
@@ -38,6 +38,5 @@ clean: ## remove build output and the local data directory
 load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
 	hack/load.sh
 
-.PHONY: h2spec
 h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2; builds h2spec via the Go module proxy
 	H2SPEC=1 $(GO) test -count=1 -run '^TestH2Spec$$' -v ./server/internal/h2/

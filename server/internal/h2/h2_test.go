@@ -267,3 +267,33 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// TestUnreadBodiesReturnTheirWindow: a handler that answers without
+// reading the body must not use up the connection's receive window, or
+// every later upload on the connection would hang.
+func TestUnreadBodiesReturnTheirWindow(t *testing.T) {
+	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/read" {
+			_, _ = io.Copy(io.Discard, r.Body)
+			return
+		}
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	body := bytes.Repeat([]byte("b"), 200<<10)
+	// More unread bytes than the connection's 4 MiB window.
+	for range 40 {
+		resp, err := c.Post(ts.URL+"/deny", "application/octet-stream", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/read", bytes.NewReader(body))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("an upload after unread ones: %v", err)
+	}
+	resp.Body.Close()
+}
