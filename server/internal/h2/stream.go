@@ -20,7 +20,7 @@ var errStreamClosed = errors.New("http2: stream closed")
 type stream struct {
 	id     uint32
 	cancel context.CancelFunc // ends the request's context
-	body   *requestBody // nil when the request has none
+	body   *requestBody       // nil when the request has none
 	// drained wakes a handler waiting for the writer to take its data.
 	drained sync.Cond
 
