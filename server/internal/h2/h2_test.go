@@ -17,7 +17,7 @@ import (
 
 // newServer starts an HTTPS server whose HTTP/2 is served by h2, and
 // returns it with a client that speaks HTTP/2 to it.
-func newServer(t *testing.T, h http.Handler, opts ...func(*h2.Server, *http.Transport)) (*httptest.Server, *http.Client, *h2.Server) {
+func newServer(t testing.TB, h http.Handler, opts ...func(*h2.Server, *http.Transport)) (*httptest.Server, *http.Client, *h2.Server) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(h)
 	srv := &h2.Server{}
