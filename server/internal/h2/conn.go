@@ -59,6 +59,7 @@ type conn struct {
 	streams     map[uint32]*stream // open streams, by id
 	maxClientID uint32             // the highest stream id the client used
 	open        int                // streams counted against the limit
+	running     int                // handler goroutines not yet returned
 
 	control     []byte   // encoded control frames, sent before stream frames
 	toClose     []Source // sources of streams closed while mu was held

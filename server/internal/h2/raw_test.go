@@ -153,3 +153,25 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	}
 	waitClosed(t, rc.done, "the connection to close")
 }
+
+// TestRapidResetIsBounded: streams the client resets while their handlers
+// still run count against the limit, so a client cannot start handler
+// goroutines without bound by opening and resetting streams.
+func TestRapidResetIsBounded(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	rc := newRawClient(t, &h2.Server{MaxConcurrentStreams: 3}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-block // ignores its context, as a slow handler may
+	}))
+	for id := uint32(1); id <= 5; id += 2 {
+		rc.get(id, "/")
+		if err := rc.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.get(7, "/")
+	rst := rc.next(isRST(7)).(*http2.RSTStreamFrame)
+	if rst.ErrCode != http2.ErrCodeRefusedStream {
+		t.Fatalf("stream 7 reset with %v, want REFUSED_STREAM", rst.ErrCode)
+	}
+}

@@ -81,7 +81,10 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 	if c.goingAway {
 		return nil // after GOAWAY: ignored, as its last-stream-id told the client
 	}
-	if uint32(c.open) >= c.srv.maxStreams() {
+	// Handlers of streams the client reset may still run; counting them
+	// too bounds the goroutines a client can start by opening and
+	// resetting streams in a loop (CVE-2023-44487, "rapid reset").
+	if uint32(max(c.open, c.running)) >= c.srv.maxStreams() {
 		return http2.StreamError{StreamID: id, Code: http2.ErrCodeRefusedStream}
 	}
 
@@ -134,6 +137,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 
 	rw := &responseWriter{c: c, st: st, header: make(http.Header), head: req.Method == http.MethodHead}
 	c.handlers.Add(1)
+	c.running++
 	go c.runHandler(handler, rw, req)
 	return nil
 }
@@ -213,6 +217,11 @@ func (c *conn) newRequest(f *http2.MetaHeadersFrame) (*http.Request, error) {
 // response or hands it to its Source. A panic resets the stream.
 func (c *conn) runHandler(h http.Handler, rw *responseWriter, req *http.Request) {
 	defer c.handlers.Done()
+	defer func() {
+		c.mu.Lock()
+		c.running--
+		c.mu.Unlock()
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
