@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -15,6 +16,14 @@ import (
 // are still waiting: large writes when behind, an immediate write (of
 // whatever there is) when it has caught up.
 const flushSize = 64 << 10
+
+// writeBufs keeps the writers' gathering buffers between bursts: a
+// connection holds one only while it has frames to write, so thousands of
+// mostly idle client connections do not hold 80 KiB each.
+var writeBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, flushSize+maxReadFrame)
+	return &b
+}}
 
 // writer is the connection's writer goroutine's state: the frames being
 // gathered and the header compression context, both its own.
@@ -29,8 +38,10 @@ type writer struct {
 // first, then one frame per ready stream in turn, and writes when it has
 // gathered flushSize or has nothing more to gather.
 func (c *conn) writeLoop() {
-	w := &writer{c: c, buf: make([]byte, 0, flushSize+maxReadFrame)}
+	w := &writer{c: c}
 	w.enc = hpack.NewEncoder(&w.hbuf)
+	w.takeBuf()
+	defer w.releaseBuf()
 	w.buf = appendSettings(w.buf,
 		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.srv.maxStreams()},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: initialStreamWindow},
@@ -41,6 +52,7 @@ func (c *conn) writeLoop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
+		w.takeBuf()
 		if len(c.toClose) > 0 {
 			sources := c.toClose
 			c.toClose = nil
@@ -72,9 +84,27 @@ func (c *conn) writeLoop() {
 			if c.closing {
 				return
 			}
+			w.releaseBuf()
 			c.work.Wait()
 		}
 	}
+}
+
+// takeBuf gives the writer a gathering buffer if it has none.
+func (w *writer) takeBuf() {
+	if w.buf == nil {
+		w.buf = (*writeBufs.Get().(*[]byte))[:0]
+	}
+}
+
+// releaseBuf returns the (empty) gathering buffer to the pool; one that a
+// huge header block grew is left to the garbage collector.
+func (w *writer) releaseBuf() {
+	if w.buf != nil && cap(w.buf) <= 2*(flushSize+maxReadFrame) {
+		b := w.buf[:0]
+		writeBufs.Put(&b)
+	}
+	w.buf = nil
 }
 
 // flush writes what was gathered, with mu released. A failed write ends
