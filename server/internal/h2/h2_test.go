@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,4 +297,21 @@ func TestUnreadBodiesReturnTheirWindow(t *testing.T) {
 		t.Fatalf("an upload after unread ones: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestLargeFirstWrite: a body that starts with one large Write (lent to
+// the connection, not copied) arrives whole, with a sniffed Content-Type.
+func TestLargeFirstWrite(t *testing.T) {
+	page := "<html><body>" + strings.Repeat("x", 100<<10) + "</body></html>"
+	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, page)
+		_, _ = io.WriteString(w, "tail")
+	}))
+	resp, body := get(t, c, ts.URL)
+	if string(body) != page+"tail" {
+		t.Fatalf("body of %d bytes, want %d", len(body), len(page)+4)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Fatalf("Content-Type %q", ct)
+	}
 }

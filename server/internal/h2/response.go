@@ -61,13 +61,47 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.head {
 		return len(p), nil
 	}
-	w.buf = append(w.buf, p...)
-	if len(w.buf) >= handOverSize {
-		if err := w.handOver(false); err != nil {
-			return 0, err
-		}
+	if len(w.buf)+len(p) < handOverSize {
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	if err := w.lend(p); err != nil {
+		return 0, err
 	}
 	return len(p), nil
+}
+
+// lend gives the connection what is buffered and then p itself, without
+// copying p, and returns once the writer has taken all of p: a LIST of
+// thousands of objects is one large Write, and copying it through a
+// buffer cost as much as writing it.
+func (w *responseWriter) lend(p []byte) error {
+	if _, ok := w.header["Content-Type"]; !ok && !w.sentHeader && bodyAllowed(w.status) {
+		sample := append(w.buf[:len(w.buf):len(w.buf)], p[:min(len(p), 512)]...)
+		w.header.Set("Content-Type", http.DetectContentType(sample))
+	}
+	if err := w.handOver(false); err != nil {
+		return err
+	}
+	c, st := w.c, w.st
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(st.data) > 0 && !st.closed {
+		st.drained.Wait() // what was handed over before p goes first
+	}
+	if st.closed {
+		return errStreamClosed
+	}
+	st.data = p
+	c.readyLocked(st)
+	for len(st.data) > 0 && !st.closed {
+		st.drained.Wait()
+	}
+	st.data = nil // p is the caller's again
+	if st.closed {
+		return errStreamClosed
+	}
+	return nil
 }
 
 // Flush sends the header and what was written so far.
