@@ -46,7 +46,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	ws := isWebSocket(r)
 	var detacher h2.Detacher
 	if !ws {
-		if detacher = detacherOf(w); detacher == nil && !canFlush(w) {
+		if detacher, _ = findWriter[h2.Detacher](w); detacher == nil && !canFlush(w) {
 			return errNoFlusher()
 		}
 	}
@@ -146,13 +146,21 @@ func endsQuietly(ctx context.Context, err error) bool {
 
 // canFlush reports whether w, or a writer it wraps, can flush.
 func canFlush(w http.ResponseWriter) bool {
+	_, ok := findWriter[http.Flusher](w)
+	return ok
+}
+
+// findWriter returns w, or the first writer it wraps (through Unwrap, as
+// http.ResponseController looks), that is a T.
+func findWriter[T any](w http.ResponseWriter) (T, bool) {
 	for {
-		if _, ok := w.(http.Flusher); ok {
-			return true
+		if t, ok := w.(T); ok {
+			return t, true
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
 		if !ok {
-			return false
+			var none T
+			return none, false
 		}
 		w = u.Unwrap()
 	}

@@ -130,18 +130,3 @@ func (s *watchSource[O]) Close() {
 	clear(s.events)
 	s.events, s.rest = nil, nil
 }
-
-// detacherOf returns w, or the writer it wraps, if it can carry a body
-// from an h2.Source; nil otherwise.
-func detacherOf(w http.ResponseWriter) h2.Detacher {
-	for {
-		if d, ok := w.(h2.Detacher); ok {
-			return d
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return nil
-		}
-		w = u.Unwrap()
-	}
-}
