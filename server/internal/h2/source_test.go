@@ -159,3 +159,60 @@ func TestShutdownWithDetachedStream(t *testing.T) {
 	}
 	waitClosed(t, src.closed, "Close")
 }
+
+// resetDuringAppend is a Source whose first Append waits until the client
+// has reset the stream, then returns bytes anyway.
+type resetDuringAppend struct {
+	reqCtx  context.Context
+	entered chan struct{}
+	closed  chan struct{}
+	calls   int
+}
+
+func (s *resetDuringAppend) Start(wake func()) { wake() }
+func (s *resetDuringAppend) Close()            { close(s.closed) }
+func (s *resetDuringAppend) Append(dst []byte, limit int) ([]byte, bool) {
+	if s.calls++; s.calls == 1 {
+		close(s.entered)
+		<-s.reqCtx.Done()
+		return append(dst, bytes.Repeat([]byte("z"), min(limit, 100))...), false
+	}
+	return dst, false
+}
+
+// TestResetWhileAppending: a stream reset while its Source is appending
+// must not leave a broken frame behind; the connection's other streams
+// go on.
+func TestResetWhileAppending(t *testing.T) {
+	srcs := make(chan *resetDuringAppend, 1)
+	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/detach" {
+			_, _ = io.WriteString(w, "still fine")
+			return
+		}
+		src := &resetDuringAppend{reqCtx: r.Context(), entered: make(chan struct{}), closed: make(chan struct{})}
+		srcs <- src
+		w.(h2.Detacher).DetachBody(src)
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/detach", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The response's header waits in the writer's buffer behind the
+		// blocked Append, so Do returns only once the request is cancelled.
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	src := <-srcs
+	waitClosed(t, src.entered, "Append")
+	cancel() // the client resets the stream
+	waitClosed(t, src.closed, "Close after the reset")
+	waitClosed(t, done, "the cancelled request to return")
+	for range 3 {
+		if _, body := get(t, c, ts.URL+"/other"); string(body) != "still fine" {
+			t.Fatalf("after the reset: %q", body)
+		}
+	}
+}

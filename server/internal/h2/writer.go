@@ -194,8 +194,9 @@ func (w *writer) appendSource(st *stream, allow int) {
 	c.mu.Lock()
 	st.appending = false
 	if st.closed {
-		// Reset while appending: the frame is harmless to the client, but
-		// the Source is ours to close.
+		// Reset while appending: the frame is dropped (its length is not
+		// even written yet), and the Source is ours to close.
+		w.buf = w.buf[:start]
 		st.src = nil
 		c.mu.Unlock()
 		src.Close()
