@@ -17,6 +17,12 @@ import (
 // whatever there is) when it has caught up.
 const flushSize = 64 << 10
 
+// maxDataFrame bounds a DATA frame whatever the client accepts (Go's
+// client accepts 1 MiB): a stream gets at most this much per turn, so one
+// watch catching up does not hold up the others, and the gathering buffer
+// stays near flushSize.
+const maxDataFrame = 16 << 10
+
 // writeBufs keeps the writers' gathering buffers between bursts: a
 // connection holds one only while it has frames to write, so thousands of
 // mostly idle client connections do not hold 80 KiB each.
@@ -140,13 +146,13 @@ func (w *writer) stream(st *stream) {
 			return
 		}
 	}
-	allow := min(c.sendWindow, st.sendWindow, int64(c.peerFrame))
+	allow := min(c.sendWindow, st.sendWindow, int64(min(c.peerFrame, maxDataFrame)))
 	if len(st.data) > 0 || (st.endAfterData && st.src == nil) {
 		if allow <= 0 && len(st.data) > 0 {
 			c.blockLocked(st)
 			return
 		}
-		n := int(min(int64(len(st.data)), allow))
+		n := int(max(0, min(int64(len(st.data)), allow))) // a window can be negative
 		end := st.endAfterData && n == len(st.data)
 		flags := byte(0)
 		if end {
