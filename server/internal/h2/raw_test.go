@@ -175,3 +175,35 @@ func TestRapidResetIsBounded(t *testing.T) {
 		t.Fatalf("stream 7 reset with %v, want REFUSED_STREAM", rst.ErrCode)
 	}
 }
+
+// TestNegativeWindow: a client may shrink its initial window below what a
+// stream already used (RFC 9113 §6.9.2), leaving a negative window; the
+// stream's END_STREAM still goes out, as an empty DATA frame.
+func TestNegativeWindow(t *testing.T) {
+	release := make(chan struct{})
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "0123456789")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	if err := rc.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 10}); err != nil {
+		t.Fatal(err)
+	}
+	rc.get(1, "/")
+	isData := func(f http2.Frame) bool { return f.Header().Type == http2.FrameData }
+	if d := rc.next(isData).(*http2.DataFrame); string(d.Data()) != "0123456789" {
+		t.Fatalf("first DATA %q", d.Data())
+	}
+	if err := rc.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	rc.next(func(f http2.Frame) bool { // the server applied it
+		sf, ok := f.(*http2.SettingsFrame)
+		return ok && sf.IsAck()
+	})
+	close(release)
+	d := rc.next(isData).(*http2.DataFrame)
+	if len(d.Data()) != 0 || !d.StreamEnded() {
+		t.Fatalf("last DATA: %d bytes, END_STREAM %v", len(d.Data()), d.StreamEnded())
+	}
+}
