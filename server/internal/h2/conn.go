@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -114,6 +115,14 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 func (c *conn) serve() {
 	go func() {
 		defer close(c.writerDone)
+		// A panic here (a bug, ours or a Source's) must not take the
+		// whole server down: log it and end this connection.
+		defer func() {
+			if p := recover(); p != nil {
+				c.log.Error("http2: connection writer panicked", "panic", p, "stack", string(debug.Stack()))
+				_ = c.nc.Close()
+			}
+		}()
 		c.writeLoop()
 	}()
 	defer c.teardown()

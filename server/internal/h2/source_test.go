@@ -216,3 +216,32 @@ func TestResetWhileAppending(t *testing.T) {
 		}
 	}
 }
+
+// panickingSource is a buggy Source.
+type panickingSource struct{ started chan struct{} }
+
+func (s *panickingSource) Start(wake func())               { close(s.started); wake() }
+func (*panickingSource) Append([]byte, int) ([]byte, bool) { panic("buggy source") }
+func (*panickingSource) Close()                            {}
+
+// TestPanickingSourceEndsOnlyItsConnection: a bug in a Source costs its
+// connection, not the server.
+func TestPanickingSourceEndsOnlyItsConnection(t *testing.T) {
+	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/buggy" {
+			w.(h2.Detacher).DetachBody(&panickingSource{started: make(chan struct{})})
+			return
+		}
+		_, _ = io.WriteString(w, "alive")
+	}))
+	if resp, err := c.Get(ts.URL + "/buggy"); err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Fatal("a stream whose source panicked ended cleanly")
+		}
+	}
+	if _, body := get(t, c, ts.URL+"/ok"); string(body) != "alive" {
+		t.Fatalf("after the panic: %q", body)
+	}
+}

@@ -62,11 +62,11 @@ func (c *conn) writeLoop() {
 		if len(c.toClose) > 0 {
 			sources := c.toClose
 			c.toClose = nil
-			c.mu.Unlock()
-			for _, src := range sources {
-				src.Close()
-			}
-			c.mu.Lock()
+			c.unlocked(func() {
+				for _, src := range sources {
+					src.Close()
+				}
+			})
 		}
 		if len(c.control) > 0 {
 			w.buf = append(w.buf, c.control...)
@@ -113,14 +113,24 @@ func (w *writer) releaseBuf() {
 	w.buf = nil
 }
 
+// unlocked runs f with mu released and takes it back even if f panics,
+// so that writeLoop's deferred Unlock stays balanced and its recover (in
+// serve) can end the connection instead of the process.
+func (c *conn) unlocked(f func()) {
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	f()
+}
+
 // flush writes what was gathered, with mu released. A failed write ends
 // the connection.
 func (w *writer) flush() bool {
 	c := w.c
-	c.mu.Unlock()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.writeTimeout()))
-	_, err := c.nc.Write(w.buf)
-	c.mu.Lock()
+	var err error
+	c.unlocked(func() {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.writeTimeout()))
+		_, err = c.nc.Write(w.buf)
+	})
 	w.buf = w.buf[:0]
 	if err != nil {
 		c.closing = true
@@ -191,22 +201,20 @@ func (w *writer) appendSource(st *stream, allow int) {
 	c := w.c
 	src := st.src
 	st.appending = true
-	c.mu.Unlock()
 	start := len(w.buf)
-	w.buf = appendFrameHeader(w.buf, 0, frameData, 0, st.id)
 	var end bool
-	w.buf, end = src.Append(w.buf, allow)
+	c.unlocked(func() {
+		w.buf = appendFrameHeader(w.buf, 0, frameData, 0, st.id)
+		w.buf, end = src.Append(w.buf, allow)
+	})
 	n := len(w.buf) - start - frameHeaderLen
-	c.mu.Lock()
 	st.appending = false
 	if st.closed {
 		// Reset while appending: the frame is dropped (its length is not
 		// even written yet), and the Source is ours to close.
 		w.buf = w.buf[:start]
 		st.src = nil
-		c.mu.Unlock()
-		src.Close()
-		c.mu.Lock()
+		c.unlocked(src.Close)
 		return
 	}
 	if n == 0 && !end {
