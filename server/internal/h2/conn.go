@@ -34,6 +34,13 @@ const (
 	// goAwayGrace is how long a connection with no open streams lingers
 	// after GOAWAY, so the client reads it before the close.
 	goAwayGrace = time.Second
+	// maxControlBacklog bounds the control frames (PING and SETTINGS
+	// ACKs, RST_STREAMs, WINDOW_UPDATEs) waiting for the writer. Each
+	// answers a client's frame, so a client that sends such frames and
+	// never reads would grow them without bound while the writer is stuck
+	// (CVE-2019-9512, -9515); it loses the connection instead. The writer
+	// takes them at every turn, so a client that reads keeps a few.
+	maxControlBacklog = 128 << 10
 )
 
 var clientPreface = []byte(http2.ClientPreface)
@@ -137,16 +144,22 @@ func (c *conn) serve() {
 		if err == nil {
 			err = c.process(f)
 		}
-		if err == nil {
-			continue
-		}
 		var se http2.StreamError
-		var ce http2.ConnectionError
-		switch {
-		case errors.As(err, &se):
+		if errors.As(err, &se) {
 			c.mu.Lock()
 			c.resetLocked(se.StreamID, se.Code)
 			c.mu.Unlock()
+			err = nil
+		}
+		if err == nil && c.backlogged() {
+			c.log.Warn("http2: client sends frames that need answers but does not read them")
+			err = http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+		}
+		if err == nil {
+			continue
+		}
+		var ce http2.ConnectionError
+		switch {
 		case errors.As(err, &ce):
 			c.log.Debug("http2: connection error", "code", http2.ErrCode(ce), "err", c.fr.ErrorDetail())
 			c.fail(http2.ErrCode(ce))
@@ -159,6 +172,14 @@ func (c *conn) serve() {
 			return // the client left, or the connection broke
 		}
 	}
+}
+
+// backlogged reports whether more control frames wait for the writer
+// than a client that reads them can cause.
+func (c *conn) backlogged() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.control) > maxControlBacklog
 }
 
 // readPreface reads the client's magic string and its first frame, which
