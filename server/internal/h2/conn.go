@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -478,6 +479,7 @@ func (c *conn) readyLocked(st *stream) {
 		return
 	}
 	st.queued = true
+	st.prev = c.tail
 	if c.tail == nil {
 		c.head = st
 	} else {
@@ -485,6 +487,34 @@ func (c *conn) readyLocked(st *stream) {
 	}
 	c.tail = st
 	c.work.Signal()
+}
+
+// unqueueLocked takes st out of the ready queue and the connBlocked list,
+// once it is closed: a client that opens and resets streams while the
+// writer is stuck, or while the connection's window is exhausted, would
+// otherwise make them hold closed streams without bound.
+func (c *conn) unqueueLocked(st *stream) {
+	if st.queued {
+		if st.prev == nil {
+			c.head = st.next
+		} else {
+			st.prev.next = st.next
+		}
+		if st.next == nil {
+			c.tail = st.prev
+		} else {
+			st.next.prev = st.prev
+		}
+		st.prev, st.next, st.queued = nil, nil, false
+	}
+	if st.connBlocked {
+		// The list holds open streams only, so this scan is bounded by
+		// the stream limit.
+		if i := slices.Index(c.connBlocked, st); i >= 0 {
+			c.connBlocked = slices.Delete(c.connBlocked, i, i+1)
+		}
+		st.connBlocked = false
+	}
 }
 
 // blockLocked parks st until a WINDOW_UPDATE: its own, or the
@@ -508,6 +538,8 @@ func (c *conn) popReadyLocked() *stream {
 	c.head, st.next = st.next, nil
 	if c.head == nil {
 		c.tail = nil
+	} else {
+		c.head.prev = nil
 	}
 	st.queued = false
 	return st
@@ -558,6 +590,7 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 		c.work.Signal()
 	}
 	delete(c.streams, st.id)
+	c.unqueueLocked(st)
 	c.open--
 	st.cancel()
 	if st.body != nil {

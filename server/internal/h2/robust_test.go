@@ -2,6 +2,7 @@ package h2_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -93,4 +94,62 @@ func TestControlFloodFromNonReadingClient(t *testing.T) {
 		t.Fatalf("the server took %d PINGs from a client that reads nothing, and holds %+v", pings, onlyQueues(t, srv))
 	}
 	waitClosed(t, rc.done, "the flooded connection to end")
+}
+
+// TestResetBlockedStreamsAreForgotten: streams waiting for the
+// connection's send window and then reset by the client must not stay
+// listed, or a client that never opens the connection's window holds the
+// server's memory stream by stream.
+func TestResetBlockedStreamsAreForgotten(t *testing.T) {
+	srv := &h2.Server{}
+	rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fill" {
+			_, _ = w.Write(bytes.Repeat([]byte("x"), 65535)) // the whole connection window
+			return
+		}
+		_, _ = io.WriteString(w, "x")
+	}))
+	rc.get(1, "/fill")
+	rc.next(isEndOf(1))
+	const streams = 200
+	for i := range streams {
+		id := uint32(3 + 2*i)
+		rc.get(id, "/")
+		rc.next(isHeaders(id)) // its DATA waits for the connection's window
+		if err := rc.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.sync()
+	if q := onlyQueues(t, srv); q.ConnBlocked > 1 || q.Open != 0 {
+		t.Fatalf("after %d blocked streams were reset the connection holds %+v", streams, q)
+	}
+}
+
+// TestResetStreamsLeaveTheReadyQueue: while the writer is stuck on a
+// client that does not read, streams that were queued and then reset must
+// not pile up in the ready queue.
+func TestResetStreamsLeaveTheReadyQueue(t *testing.T) {
+	handed, returned := make(chan struct{}), make(chan struct{})
+	srv := &h2.Server{}
+	rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { returned <- struct{}{} }()
+		_, _ = io.WriteString(w, "x")
+		w.(http.Flusher).Flush() // queued for the stuck writer
+		handed <- struct{}{}
+		<-r.Context().Done()
+	}))
+	const streams = 200
+	for i := range streams {
+		id := uint32(1 + 2*i)
+		rc.get(id, "/")
+		<-handed
+		if err := rc.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+		<-returned // the reset was processed: it ended the request's context
+	}
+	if q := onlyQueues(t, srv); q.Ready > 1 || q.Open != 0 {
+		t.Fatalf("after %d queued streams were reset the connection holds %+v", streams, q)
+	}
 }

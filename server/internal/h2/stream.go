@@ -27,7 +27,7 @@ type stream struct {
 	remoteClosed bool // the client sent END_STREAM
 	closed       bool // ended: END_STREAM sent, or reset
 	queued       bool // in the connection's ready queue
-	next         *stream
+	prev, next   *stream
 	flowBlocked  bool // has something to send but no window
 	connBlocked  bool // in the connection's connBlocked list
 	sendWindow   int64
