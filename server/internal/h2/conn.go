@@ -428,8 +428,10 @@ func (c *conn) processData(f *http2.DataFrame) error {
 	st.recvWindow -= n
 	data := f.Data()
 	if pad := n - int64(len(data)); pad > 0 {
-		st.recvWindow += pad
-		c.creditLocked(pad, false)
+		// Nobody reads padding: it is returned as if read, to the
+		// stream's window as well as the connection's, or a client that
+		// pads runs out of stream window and its upload stalls.
+		c.returnLocked(st, pad, false)
 	}
 	ok, dropped := st.body.deliver(data, f.StreamEnded())
 	if !ok {
@@ -463,14 +465,20 @@ func (c *conn) creditLocked(n int64, now bool) {
 func (c *conn) bodyRead(st *stream, n int64, drained bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.returnLocked(st, n, drained)
+}
+
+// returnLocked returns n bytes of st's body to the stream's and the
+// connection's windows, batching the WINDOW_UPDATEs unless now.
+func (c *conn) returnLocked(st *stream, n int64, now bool) {
 	st.recvCredit += n
-	if !st.closed && !st.remoteClosed && (drained || st.recvCredit >= initialStreamWindow/4) {
+	if !st.closed && !st.remoteClosed && (now || st.recvCredit >= initialStreamWindow/4) {
 		c.control = appendWindowUpdate(c.control, st.id, uint32(st.recvCredit))
 		st.recvWindow += st.recvCredit
 		st.recvCredit = 0
 		c.work.Signal()
 	}
-	c.creditLocked(n, drained)
+	c.creditLocked(n, now)
 }
 
 // readyLocked queues st for the writer, once.

@@ -153,3 +153,36 @@ func TestResetStreamsLeaveTheReadyQueue(t *testing.T) {
 		t.Fatalf("after %d queued streams were reset the connection holds %+v", streams, q)
 	}
 }
+
+// TestPaddingIsReturnedToTheStream: the padding of a request's DATA
+// frames counts against the stream's window as well as the connection's,
+// so both must get it back, or a client that pads runs out of window and
+// its upload stalls.
+func TestPaddingIsReturnedToTheStream(t *testing.T) {
+	read := make(chan struct{})
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadFull(r.Body, make([]byte, 3))
+		close(read)
+		<-r.Context().Done()
+	}))
+	rc.headers(1, false, ":method", "POST", ":scheme", "https", ":authority", "x", ":path", "/")
+	if err := rc.fr.WriteDataPadded(1, false, []byte("abc"), make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	<-read
+	var stream, conn uint32
+	for _, f := range rc.sync() {
+		if wu, ok := f.(*http2.WindowUpdateFrame); ok && wu.StreamID == 1 {
+			stream += wu.Increment
+		} else if ok && wu.StreamID == 0 {
+			conn += wu.Increment
+		}
+	}
+	const sent = 1 + 3 + 100 // pad length, data, padding
+	if stream != sent {
+		t.Fatalf("the stream got %d bytes of window back, want %d", stream, sent)
+	}
+	if conn < sent {
+		t.Fatalf("the connection got %d bytes of window back, want at least %d", conn, sent)
+	}
+}
