@@ -148,6 +148,13 @@ func (c *conn) serve() {
 		var se http2.StreamError
 		if errors.As(err, &se) {
 			c.mu.Lock()
+			if f == nil && se.StreamID%2 == 1 && se.StreamID > c.maxClientID {
+				// The Framer rejected a request's header block: the
+				// stream was opened and is now reset, not idle, so the
+				// rest of its body is a stream error too, not the
+				// connection's end.
+				c.maxClientID = se.StreamID
+			}
 			c.resetLocked(se.StreamID, se.Code)
 			c.mu.Unlock()
 			err = nil

@@ -186,3 +186,27 @@ func TestPaddingIsReturnedToTheStream(t *testing.T) {
 		t.Fatalf("the connection got %d bytes of window back, want at least %d", conn, sent)
 	}
 }
+
+// TestDataAfterMalformedHeadersResetsOnlyTheStream: a request whose
+// header the Framer rejects is reset; its stream is closed, not idle, so
+// the rest of its body is a stream error too, and the connection's other
+// requests go on.
+func TestDataAfterMalformedHeadersResetsOnlyTheStream(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	// An upper-case field name is malformed (RFC 9113 §8.2.1).
+	rc.headers(1, false, ":method", "POST", ":scheme", "https", ":authority", "x", ":path", "/", "X-Bad", "v")
+	if err := rc.fr.WriteData(1, true, []byte("body")); err != nil {
+		t.Fatal(err)
+	}
+	f := rc.next(func(f http2.Frame) bool {
+		rst, ok := f.(*http2.RSTStreamFrame)
+		return isGoAway(f) || ok && rst.StreamID == 1 && rst.ErrCode == http2.ErrCodeStreamClosed
+	})
+	if ga, ok := f.(*http2.GoAwayFrame); ok {
+		t.Fatalf("the connection ended (%v) for a malformed request", ga.ErrCode)
+	}
+	rc.get(3, "/")
+	rc.next(isEndOf(3))
+}
