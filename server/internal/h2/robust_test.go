@@ -210,3 +210,27 @@ func TestDataAfterMalformedHeadersResetsOnlyTheStream(t *testing.T) {
 	rc.get(3, "/")
 	rc.next(isEndOf(3))
 }
+
+// closeCountingSource panics in Append and records its Close.
+type closeCountingSource struct{ closed chan struct{} }
+
+func (s *closeCountingSource) Start(wake func())               { wake() }
+func (*closeCountingSource) Append([]byte, int) ([]byte, bool) { panic("buggy source") }
+func (s *closeCountingSource) Close()                          { close(s.closed) } // twice panics
+
+// TestPanickingSourceIsClosed: a Source whose Append panics ends its
+// connection, and is still closed, once, so that it lets go of what it
+// holds (a watch's registration).
+func TestPanickingSourceIsClosed(t *testing.T) {
+	src := &closeCountingSource{closed: make(chan struct{})}
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(h2.Detacher).DetachBody(src)
+	}))
+	rc.get(1, "/")
+	waitClosed(t, rc.done, "the connection to end")
+	select {
+	case <-src.closed:
+	default:
+		t.Fatal("the source whose Append panicked was never closed")
+	}
+}

@@ -203,6 +203,18 @@ func (w *writer) appendSource(st *stream, allow int) {
 	st.appending = true
 	start := len(w.buf)
 	var end bool
+	defer func() {
+		if st.appending {
+			// Append panicked, which ends the connection: the Source is
+			// still closed, by teardown, once.
+			st.appending = false
+			w.buf = w.buf[:start]
+			if st.closed { // teardown has passed it by
+				st.src = nil
+				c.toClose = append(c.toClose, src)
+			}
+		}
+	}()
 	c.unlocked(func() {
 		w.buf = appendFrameHeader(w.buf, 0, frameData, 0, st.id)
 		w.buf, end = src.Append(w.buf, allow)
