@@ -127,6 +127,17 @@ func (w *responseWriter) DetachBody(src Source) {
 // the body, with a Content-Length when all of it is known, or the Source.
 func (w *responseWriter) finish() {
 	w.WriteHeader(http.StatusOK)
+	if w.src != nil && (w.head || !bodyAllowed(w.status)) {
+		// No body may follow this header (RFC 9110 §9.3.2, §15.3.5,
+		// §15.4.5): the Source is let go unused, and since its length is
+		// unknown, no Content-Length is sent.
+		src := w.src
+		w.src = nil // closed here, not again if Close panics
+		src.Close()
+		_ = w.handOver(true)
+		w.st.cancel()
+		return
+	}
 	if w.src != nil {
 		w.attach()
 		return

@@ -3,11 +3,15 @@ package h2_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/net/http2"
 
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
@@ -243,5 +247,36 @@ func TestPanickingSourceEndsOnlyItsConnection(t *testing.T) {
 	}
 	if _, body := get(t, c, ts.URL+"/ok"); string(body) != "alive" {
 		t.Fatalf("after the panic: %q", body)
+	}
+}
+
+// TestNoBodyResponseClosesSource: a response that may not have a body (to
+// HEAD, or 204 and 304) ends with its header even if the handler detached
+// a Source, which is closed unused.
+func TestNoBodyResponseClosesSource(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		status int
+	}{{http.MethodHead, http.StatusOK}, {http.MethodGet, http.StatusNoContent}, {http.MethodGet, http.StatusNotModified}} {
+		t.Run(fmt.Sprintf("%s %d", tc.method, tc.status), func(t *testing.T) {
+			src := newTestSource()
+			rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				w.(h2.Detacher).DetachBody(src)
+			}))
+			rc.headers(1, true, ":method", tc.method, ":scheme", "https", ":authority", "x", ":path", "/")
+			h := rc.next(isHeaders(1)).(*http2.MetaHeadersFrame)
+			if !h.StreamEnded() {
+				t.Fatal("the header of a response without a body does not end the stream")
+			}
+			var length bool
+			for _, f := range h.RegularFields() {
+				length = length || f.Name == "content-length"
+			}
+			if h.PseudoValue("status") != strconv.Itoa(tc.status) || length {
+				t.Fatalf("header %v", h.Fields)
+			}
+			waitClosed(t, src.closed, "the unused Source to be closed")
+		})
 	}
 }
