@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,20 +39,23 @@ const (
 
 // FuzzServeConn feeds arbitrary bytes after a valid client preface and
 // SETTINGS frame to a connection, then leaves. Whatever the bytes, the
-// connection must not panic, must write only well-formed frames, and
-// ServeConn must return: every handler, blocked body read, blocked write
-// and Source must be released when the client goes.
+// connection must not panic (its writer's recovered panics are logged, and
+// fail the run), must write only well-formed frames, and ServeConn must
+// return: every handler, blocked body read, blocked write and Source must
+// be released when the client goes, and every Source closed once.
 func FuzzServeConn(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
 	}
-	srv := &h2.Server{MaxConcurrentStreams: 4, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		logs := &errorLog{}
+		srv := &h2.Server{MaxConcurrentStreams: 4, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second, Log: slog.New(logs)}
+		h := &fuzzHandler{}
 		client, server := net.Pipe()
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			srv.ServeConn(context.Background(), server, http.HandlerFunc(fuzzHandler))
+			srv.ServeConn(context.Background(), server, h)
 		}()
 		// fuzzPing follows the input unless the input ends inside a frame,
 		// which the PING would only extend.
@@ -85,6 +90,14 @@ func FuzzServeConn(f *testing.F) {
 		<-rd.done
 		if rd.err != nil {
 			t.Fatalf("the server wrote a malformed frame: %v", rd.err)
+		}
+		for _, msg := range logs.messages() {
+			if !strings.HasPrefix(msg, "http2: handler panicked") {
+				t.Errorf("server logged an error: %s", msg)
+			}
+		}
+		if o, c := h.opened.Load(), h.closed.Load(); o != c || h.twice.Load() {
+			t.Errorf("%d Sources detached, %d closed (twice: %v)", o, c, h.twice.Load())
 		}
 	})
 }
@@ -194,8 +207,13 @@ var fuzzSettings = []byte{0, 0, 0, byte(http2.FrameSettings), 0, 0, 0, 0, 0}
 // fuzzHandler answers by path, so that the seeds reach each way a response
 // is produced: a small buffered body (the default, after reading the
 // request body), a body larger than the flow-control windows, a flushed
-// body, and a detached Source.
-func fuzzHandler(w http.ResponseWriter, r *http.Request) {
+// body, and a detached Source, whose Closes it counts.
+type fuzzHandler struct {
+	opened, closed atomic.Int64
+	twice          atomic.Bool
+}
+
+func (h *fuzzHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/big":
 		_, _ = w.Write(bytes.Repeat([]byte("x"), 200<<10))
@@ -205,7 +223,8 @@ func fuzzHandler(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(w, r.Body)
 	case "/detach":
 		_, _ = io.WriteString(w, "before ")
-		w.(h2.Detacher).DetachBody(&fuzzSource{left: 3})
+		h.opened.Add(1)
+		w.(h2.Detacher).DetachBody(&fuzzSource{left: 3, h: h})
 	case "/panic":
 		panic(http.ErrAbortHandler)
 	default:
@@ -217,8 +236,10 @@ func fuzzHandler(w http.ResponseWriter, r *http.Request) {
 // fuzzSource is a Source that gives a chunk each time it is asked, left
 // times, then ends.
 type fuzzSource struct {
-	mu   sync.Mutex
-	left int
+	h      *fuzzHandler
+	mu     sync.Mutex
+	left   int
+	closed bool
 }
 
 func (s *fuzzSource) Start(wake func()) { wake() }
@@ -234,7 +255,15 @@ func (s *fuzzSource) Append(dst []byte, limit int) ([]byte, bool) {
 	return append(dst, chunk[:min(len(chunk), limit)]...), s.left == 0
 }
 
-func (s *fuzzSource) Close() {}
+func (s *fuzzSource) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.h.twice.Store(true)
+	}
+	s.closed = true
+	s.h.closed.Add(1)
+}
 
 // fuzzSeeds builds the seed corpus: well-formed exchanges of every frame
 // type a client sends, and broken ones.
