@@ -32,8 +32,8 @@ type ilPeer struct {
 	mu      sync.Mutex
 	changed *sync.Cond // a frame arrived, or the reader stopped or resumed
 	paused  bool
-	stopped bool  // run returned: the connection ended
-	broken  bool  // a write failed
+	stopped bool // run returned: the connection ended
+	broken  bool // a write failed
 	errs    []string
 	streams map[uint32]*ilPeerStream
 	pings   map[[8]byte]bool // sent, not yet acknowledged
@@ -290,8 +290,8 @@ type errorLog struct {
 }
 
 func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelError }
-func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler             { return l }
-func (l *errorLog) WithGroup(string) slog.Handler                  { return l }
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler            { return l }
+func (l *errorLog) WithGroup(string) slog.Handler                 { return l }
 
 func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
 	msg := r.Message

@@ -146,7 +146,7 @@ type ilProgram struct {
 	pings  uint64
 	paused bool
 	shut   bool
-	repeat int  // how many opRepeats the current op is inside
+	repeat int // how many opRepeats the current op is inside
 }
 
 func (p *ilProgram) byte() int {
