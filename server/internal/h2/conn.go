@@ -71,7 +71,7 @@ type conn struct {
 	running     int                // handler goroutines not yet returned
 
 	control     []byte   // encoded control frames, sent before stream frames
-	toClose     []Source // sources of streams closed while mu was held
+	toClose     []Source // sources of streams the writer ended, for it to close
 	head, tail  *stream
 	connBlocked []*stream // streams waiting for the connection's send window
 	sendWindow  int64     // connection-level send window
@@ -155,8 +155,11 @@ func (c *conn) serve() {
 				// connection's end.
 				c.maxClientID = se.StreamID
 			}
-			c.resetLocked(se.StreamID, se.Code)
+			src := c.resetLocked(se.StreamID, se.Code)
 			c.mu.Unlock()
+			if src != nil {
+				src.Close()
+			}
 			err = nil
 		}
 		if err == nil && c.backlogged() {
@@ -307,14 +310,7 @@ func (c *conn) process(f http2.Frame) error {
 			c.mu.Unlock()
 		}
 	case *http2.RSTStreamFrame:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if f.StreamID > c.maxClientID {
-			return http2.ConnectionError(http2.ErrCodeProtocol) // RST_STREAM on an idle stream
-		}
-		if st := c.streams[f.StreamID]; st != nil {
-			c.closeLaterLocked(st, noReset)
-		}
+		return c.processRSTStream(f)
 	case *http2.PriorityFrame:
 		if f.StreamDep == f.StreamID {
 			return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeProtocol}
@@ -330,6 +326,27 @@ func (c *conn) process(f http2.Frame) error {
 		return http2.ConnectionError(http2.ErrCodeProtocol) // clients never push
 	}
 	// Unknown frame types are ignored, as the protocol requires.
+	return nil
+}
+
+// processRSTStream ends the stream the client reset. Its source is closed
+// here, not left to the writer, which may be stuck for WriteTimeout on a
+// client that does not read: a reset watch lets go of its registration at
+// once, however many the client opens and resets meanwhile.
+func (c *conn) processRSTStream(f *http2.RSTStreamFrame) error {
+	c.mu.Lock()
+	if f.StreamID > c.maxClientID {
+		c.mu.Unlock()
+		return http2.ConnectionError(http2.ErrCodeProtocol) // RST_STREAM on an idle stream
+	}
+	var src Source
+	if st := c.streams[f.StreamID]; st != nil {
+		src = c.closeStreamLocked(st, noReset)
+	}
+	c.mu.Unlock()
+	if src != nil {
+		src.Close()
+	}
 	return nil
 }
 
@@ -568,23 +585,15 @@ func (c *conn) wake(st *stream) {
 }
 
 // resetLocked ends stream id with RST_STREAM(code), if it is open, or just
-// sends the RST_STREAM for a stream already gone.
-func (c *conn) resetLocked(id uint32, code http2.ErrCode) {
+// sends the RST_STREAM for a stream already gone. It returns the stream's
+// source, if any, for the caller to Close once mu is released.
+func (c *conn) resetLocked(id uint32, code http2.ErrCode) Source {
 	if st := c.streams[id]; st != nil {
-		c.closeLaterLocked(st, code)
-		return
+		return c.closeStreamLocked(st, code)
 	}
 	c.control = appendRSTStream(c.control, id, code)
 	c.work.Signal()
-}
-
-// closeLaterLocked closes st and leaves its source, if any, for the writer
-// to close, since the caller holds mu.
-func (c *conn) closeLaterLocked(st *stream, code http2.ErrCode) {
-	if src := c.closeStreamLocked(st, code); src != nil {
-		c.toClose = append(c.toClose, src)
-		c.work.Signal()
-	}
+	return nil
 }
 
 // noReset closes a stream without RST_STREAM: the client reset it, or the

@@ -66,6 +66,21 @@ func (rc *rawClient) headers(id uint32, end bool, kv ...string) {
 	}
 }
 
+// waitQueues waits until srv's only connection's queues satisfy cond.
+func waitQueues(t *testing.T, srv *h2.Server, cond func(h2.ConnQueues) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if qs := srv.ConnQueues(); len(qs) == 1 && cond(qs[0]) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out; the connection holds %+v", srv.ConnQueues())
+		}
+		time.Sleep(time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
 func onlyQueues(t *testing.T, srv *h2.Server) h2.ConnQueues {
 	t.Helper()
 	qs := srv.ConnQueues()
@@ -233,4 +248,26 @@ func TestPanickingSourceIsClosed(t *testing.T) {
 	default:
 		t.Fatal("the source whose Append panicked was never closed")
 	}
+}
+
+// TestResetSourceIsClosedWhileTheWriterIsStuck: the Source of a stream
+// the client resets is closed at once, not when the writer next gets to
+// it: the writer may be stuck for WriteTimeout on a client that does not
+// read, and that client could meanwhile open and reset watches without
+// bound, each holding its registration.
+func TestResetSourceIsClosedWhileTheWriterIsStuck(t *testing.T) {
+	src := newTestSource()
+	srv := &h2.Server{}
+	rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(h2.Detacher).DetachBody(src)
+	}))
+	// Never reading, the client leaves the writer stuck in its first write.
+	rc.get(1, "/")
+	// The connection has taken the Source once the stream is queued, or
+	// the writer has asked it for data (before its first write got stuck).
+	waitQueues(t, srv, func(q h2.ConnQueues) bool { return q.Ready == 1 || src.appendCount() > 0 })
+	if err := rc.fr.WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, src.closed, "the reset stream's Source to be closed")
 }

@@ -50,6 +50,12 @@ func (s *testSource) Append(dst []byte, limit int) ([]byte, bool) {
 
 func (s *testSource) Close() { close(s.closed) } // a second Close panics
 
+func (s *testSource) appendCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appends
+}
+
 func (s *testSource) push(b []byte, end bool) {
 	s.mu.Lock()
 	s.pending = append(s.pending, b...)
