@@ -271,3 +271,34 @@ func TestResetSourceIsClosedWhileTheWriterIsStuck(t *testing.T) {
 	}
 	waitClosed(t, src.closed, "the reset stream's Source to be closed")
 }
+
+// greedySource appends more than it may: a bug in a Source.
+type greedySource struct{ closed chan struct{} }
+
+func (s *greedySource) Start(wake func()) { wake() }
+func (s *greedySource) Append(dst []byte, limit int) ([]byte, bool) {
+	return append(dst, bytes.Repeat([]byte("g"), limit+1)...), false
+}
+func (s *greedySource) Close() { close(s.closed) }
+
+// TestGreedySourceResetsOnlyItsStream: a Source that appends more than its
+// limit would overrun the client's window and, past 16 MiB, the frame's
+// length field; its stream is reset instead, and the others go on.
+func TestGreedySourceResetsOnlyItsStream(t *testing.T) {
+	src := &greedySource{closed: make(chan struct{})}
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/greedy" {
+			w.(h2.Detacher).DetachBody(src)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	rc.get(1, "/greedy")
+	f := rc.next(func(f http2.Frame) bool { return isRST(1)(f) || f.Header().Type == http2.FrameData })
+	if rst, ok := f.(*http2.RSTStreamFrame); !ok || rst.ErrCode != http2.ErrCodeInternal {
+		t.Fatalf("the greedy Source's stream got %v, want RST_STREAM(INTERNAL_ERROR)", f)
+	}
+	waitClosed(t, src.closed, "the greedy Source to be closed")
+	rc.get(3, "/")
+	rc.next(isEndOf(3))
+}

@@ -233,6 +233,17 @@ func (w *writer) appendSource(st *stream, allow int) {
 		w.buf = w.buf[:start] // nothing yet: the Source wakes the stream
 		return
 	}
+	if n > allow {
+		// A bug in the Source: its bytes would overrun the client's
+		// window and, past 16 MiB, the frame's length. Its stream is
+		// reset; the connection's other streams go on.
+		c.log.Error("http2: a body source appended more than its limit", "stream", st.id, "limit", allow, "appended", n)
+		w.buf = w.buf[:start]
+		if src := c.closeStreamLocked(st, http2.ErrCodeInternal); src != nil {
+			c.toClose = append(c.toClose, src)
+		}
+		return
+	}
 	putFrameLength(w.buf[start:], n)
 	c.sendWindow -= int64(n)
 	st.sendWindow -= int64(n)
