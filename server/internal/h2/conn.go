@@ -111,9 +111,6 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
-	if s.IdleTimeout > 0 {
-		c.idleTimer = time.AfterFunc(s.IdleTimeout, c.goAway)
-	}
 	return c
 }
 
@@ -121,6 +118,9 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 // leaves or a connection error. It returns after the writer and every
 // handler have stopped.
 func (c *conn) serve() {
+	if c.srv.IdleTimeout > 0 { // here, not in newConn: a connection refused at Shutdown never serves
+		c.idleTimer = time.AfterFunc(c.srv.IdleTimeout, c.goAway)
+	}
 	go func() {
 		defer close(c.writerDone)
 		// A panic here (a bug, ours or a Source's) must not take the
