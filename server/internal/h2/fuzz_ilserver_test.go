@@ -280,7 +280,11 @@ func (s *ilSource) Append(dst []byte, limit int) ([]byte, bool) {
 	n := min(limit, len(s.pending))
 	dst = append(dst, s.pending[:n]...)
 	s.pending = s.pending[n:]
-	return dst, len(s.pending) == 0 && (s.ended || finished)
+	end := len(s.pending) == 0 && (s.ended || finished)
+	if n > 0 && !end {
+		s.wake() // from inside Append, as a Source may; its next Append gives nothing, so no loop
+	}
+	return dst, end
 }
 
 func (s *ilSource) Close() {
@@ -296,6 +300,9 @@ func (s *ilSource) Close() {
 	s.closed = true
 	s.pending = nil
 	s.x.closed.Add(1)
+	if s.wake != nil {
+		s.wake() // a late wake, as a Source's producer may race with Close; harmless
+	}
 }
 
 func (s *ilSource) isClosed() bool {

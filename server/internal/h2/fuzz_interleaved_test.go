@@ -404,7 +404,11 @@ func (p *ilProgram) settle() {
 	}
 	peer.mu.Lock()
 	defer peer.mu.Unlock()
-	if peer.connFailed() {
+	if peer.connFailed() || peer.stopped && peer.goAway == nil {
+		// Ended with an error, or closed before its GOAWAY was read (a
+		// flood's, while the client did not read): streams need not end.
+		// A recovered writer panic, which also closes, fails the run by
+		// its log.
 		return
 	}
 	if ids := peer.pending(); len(ids) > 0 {
