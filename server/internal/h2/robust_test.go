@@ -302,3 +302,22 @@ func TestGreedySourceResetsOnlyItsStream(t *testing.T) {
 	rc.get(3, "/")
 	rc.next(isEndOf(3))
 }
+
+// TestTrailersAfterEarlyResponse: a server that answers before the body
+// ends resets the stream with RST_STREAM(NO_ERROR); the client's trailers
+// may already be on their way, and must not end the connection
+// (RFC 9113 §5.1: frames on a stream the endpoint reset are ignored).
+func TestTrailersAfterEarlyResponse(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden) // without reading the body
+	}))
+	rc.headers(1, false, ":method", "POST", ":scheme", "https", ":authority", "x", ":path", "/")
+	rc.next(isEndOf(1))
+	rc.next(isRST(1))
+	rc.headers(1, true, "x-trailer", "v") // sent before the client saw the RST_STREAM
+	if f := rc.next(func(f http2.Frame) bool { return isGoAway(f) || isRST(1)(f) }); isGoAway(f) {
+		t.Fatalf("the connection ended (%v) for trailers in flight", f.(*http2.GoAwayFrame).ErrCode)
+	}
+	rc.get(3, "/")
+	rc.next(isEndOf(3))
+}
