@@ -242,6 +242,7 @@ func TestPanickingSourceIsClosed(t *testing.T) {
 		w.(h2.Detacher).DetachBody(src)
 	}))
 	rc.get(1, "/")
+	go func() { _, _ = io.Copy(io.Discard, rc.nc) }() // the writer must get to Append
 	waitClosed(t, rc.done, "the connection to end")
 	select {
 	case <-src.closed:
