@@ -85,6 +85,12 @@ type conn struct {
 	closing     bool  // the connection ends: the writer drains and exits
 	closeTimer  *time.Timer
 	idleTimer   *time.Timer // GOAWAY after IdleTimeout with no open stream
+	// cutShort holds the last streams closed while the client could still
+	// send on them (reset by either side, or answered before the body
+	// ended), whose trailers in flight get a stream error, not the
+	// connection's. A few suffice: they are in flight for a round trip.
+	cutShort     [16]uint32
+	cutShortNext int
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn {
@@ -154,6 +160,8 @@ func (c *conn) serve() {
 				// rest of its body is a stream error too, not the
 				// connection's end.
 				c.maxClientID = se.StreamID
+				c.cutShort[c.cutShortNext%len(c.cutShort)] = se.StreamID
+				c.cutShortNext++
 			}
 			src := c.resetLocked(se.StreamID, se.Code)
 			c.mu.Unlock()
@@ -596,6 +604,12 @@ func (c *conn) resetLocked(id uint32, code http2.ErrCode) Source {
 	return nil
 }
 
+// cutShortLocked reports whether stream id was closed recently while the
+// client could still send on it.
+func (c *conn) cutShortLocked(id uint32) bool {
+	return slices.Contains(c.cutShort[:], id)
+}
+
 // noReset closes a stream without RST_STREAM: the client reset it, or the
 // whole connection is going.
 const noReset = ^http2.ErrCode(0)
@@ -615,6 +629,10 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 	}
 	delete(c.streams, st.id)
 	c.unqueueLocked(st)
+	if !st.remoteClosed {
+		c.cutShort[c.cutShortNext%len(c.cutShort)] = st.id
+		c.cutShortNext++
+	}
 	c.open--
 	st.cancel()
 	if st.body != nil {

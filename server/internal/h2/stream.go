@@ -72,12 +72,14 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 		return nil
 	}
 	if id <= c.maxClientID {
-		// HEADERS on a closed stream. The server may have reset it
-		// (RST_STREAM(NO_ERROR) after answering before the body ended),
-		// and then the client's trailers may be on their way and must
-		// not end the connection (RFC 9113 §5.1); closed streams are
-		// not remembered, so every one gets the stream error.
-		return http2.StreamError{StreamID: id, Code: http2.ErrCodeStreamClosed}
+		if c.cutShortLocked(id) {
+			// Trailers on their way when the stream was reset, maybe by
+			// the server answering before the body ended
+			// (RST_STREAM(NO_ERROR)): not the connection's end
+			// (RFC 9113 §5.1).
+			return http2.StreamError{StreamID: id, Code: http2.ErrCodeStreamClosed}
+		}
+		return http2.ConnectionError(http2.ErrCodeStreamClosed) // HEADERS on a closed stream
 	}
 	c.maxClientID = id
 	if f.HasPriority() && f.Priority.StreamDep == id {
