@@ -220,4 +220,3 @@ func (c *conn) returnLocked(st *stream, n int64, now bool) {
 	}
 	c.creditLocked(n, now)
 }
-
