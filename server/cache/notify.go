@@ -129,9 +129,11 @@ func (c *Cache[O]) wakeAllPolledLocked(woken [][]*watcher[O]) [][]*watcher[O] {
 // takeWaiters moves the polled watchers of *list to woken. The caller
 // holds c.wmu.
 func takeWaiters[O resource.Object](woken [][]*watcher[O], list *[]*watcher[O]) [][]*watcher[O] {
-	if len(*list) > 0 {
+	if n := len(*list); n > 0 {
 		woken = append(woken, *list)
-		*list = nil
+		// The same watchers mostly wait again after this event: room for
+		// them in one allocation, not a slice regrown from nothing.
+		*list = make([]*watcher[O], 0, n)
 	}
 	return woken
 }

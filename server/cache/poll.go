@@ -60,10 +60,8 @@ func (w *watcher[O]) Poll(ctx context.Context, buf []storage.Event[O]) ([]storag
 	if p.finalFired.Swap(false) {
 		w.finalDue = true
 	}
-	n := len(buf)
-	buf = w.collect(buf)
-	if len(buf) > n {
-		w.c.metrics.dispatched.Add(float64(len(buf) - n))
+	var found bool
+	if buf, found = w.take(buf); found {
 		return buf, nil
 	}
 	if w.err != nil {

@@ -59,10 +59,8 @@ func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storag
 		}
 		events, tick := w.c.watchChans(w.m.ns, w.bookmarks)
 		final := w.finalTimer(ctx)
-		n := len(buf)
-		buf = w.collect(buf)
-		if len(buf) > n {
-			w.c.metrics.dispatched.Add(float64(len(buf) - n))
+		var found bool
+		if buf, found = w.take(buf); found {
 			return buf, nil
 		}
 		if w.err != nil {
@@ -128,6 +126,18 @@ func (w *watcher[O]) end(err error) {
 	w.err = err
 	w.pending = nil
 	w.endPending = false
+}
+
+// take appends what collect has for the watcher, counting it as
+// dispatched, and reports whether there was anything.
+func (w *watcher[O]) take(buf []storage.Event[O]) ([]storage.Event[O], bool) {
+	n := len(buf)
+	buf = w.collect(buf)
+	if len(buf) == n {
+		return buf, false
+	}
+	w.c.metrics.dispatched.Add(float64(len(buf) - n))
+	return buf, true
 }
 
 // collect appends to buf what the watcher has to send now: initial events,

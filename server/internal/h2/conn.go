@@ -117,6 +117,9 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
+	// Frames are handled before the next is read and DATA is copied out,
+	// so the Framer may reuse them: no allocation per DATA frame.
+	c.fr.SetReuseFrames()
 	return c
 }
 
