@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
@@ -265,13 +266,33 @@ func BenchmarkIdleWatchers(b *testing.B) {
 	b.ReportMetric(float64(polled-idle)/n, "bytes/watcher-polled")
 }
 
-// BenchmarkList lists 10,000 objects of about 1 KiB: from the store (the
-// baseline: an etcd read and 10,000 decodes) and from the cache at RV "0",
-// consistently (RV "": one quorum read of etcd's revision), and as
-// kubectl pages it (limit 500, RV "").
-func BenchmarkList(b *testing.B) {
+// BenchmarkInitialEvents starts a watch at RV "0" on 10,000 objects of
+// about 1 KiB and reads its initial events: what a client-go informer's
+// watch-list costs the cache, per watch.
+func BenchmarkInitialEvents(b *testing.B) {
 	const objects = 10000
 	client := etcdtest.Start(b)
+	c, ctx := benchObjects(b, client, objects)
+	b.ReportAllocs()
+	var buf []storage.Event[*widget]
+	for b.Loop() {
+		w, err := c.Watch(ctx, storage.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for got := 0; got < objects; {
+			if buf, err = w.Next(ctx, buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+			got += len(buf)
+		}
+		w.Stop()
+	}
+}
+
+// benchObjects stores n widgets of about 1 KiB in etcd, eight writers at
+// a time, and returns a cache on them that has caught up.
+func benchObjects(b *testing.B, client *clientv3.Client, n int) (*Cache[*widget], context.Context) {
 	def := storagetest.Definition()
 	store := storage.New(client, storagetest.Prefix, def)
 	ctx := context.WithoutCancel(b.Context())
@@ -281,7 +302,7 @@ func BenchmarkList(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := g; i < objects; i += 8 {
+			for i := g; i < n; i += 8 {
 				w := benchWidget(fmt.Sprintf("ns%d", i%10), fmt.Sprintf("w%05d", i), 0, "web")
 				out, err := store.Create(ctx, storage.Key(w.Namespace, w.Name), w)
 				if err != nil {
@@ -297,6 +318,18 @@ func BenchmarkList(b *testing.B) {
 	wg.Wait()
 	c := newWidgetCache(b, client)
 	waitRevision(b, c, lastRev.Load())
+	return c, ctx
+}
+
+// BenchmarkList lists 10,000 objects of about 1 KiB: from the store (the
+// baseline: an etcd read and 10,000 decodes) and from the cache at RV "0",
+// consistently (RV "": one quorum read of etcd's revision), and as
+// kubectl pages it (limit 500, RV "").
+func BenchmarkList(b *testing.B) {
+	const objects = 10000
+	client := etcdtest.Start(b)
+	c, ctx := benchObjects(b, client, objects)
+	store := storage.New(client, storagetest.Prefix, storagetest.Definition())
 
 	check := func(l *storage.List[*widget], err error) {
 		if err != nil {

@@ -182,19 +182,26 @@ func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Precondi
 	return c.src.Delete(ctx, key, pre)
 }
 
-// currentView returns the state at the cache's revision, with the
-// history's position and generation at that revision.
-func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {
+// head returns the cache's revision with the history's position and
+// generation at that revision: where a watcher that starts now begins.
+func (c *Cache[O]) head() (rev int64, seq uint64, gen uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev.Load(), c.hist.next, c.gen
+}
+
+// currentView returns the state at the cache's revision.
+func (c *Cache[O]) currentView() view[O] {
 	c.mu.RLock()
 	if c.snapFreshLocked() {
-		v, seq, gen = view[O]{tree: c.snap, rev: c.rev.Load()}, c.hist.next, c.gen
+		v := view[O]{tree: c.snap, rev: c.rev.Load()}
 		c.mu.RUnlock()
-		return v, seq, gen
+		return v
 	}
 	c.mu.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return view[O]{tree: c.snapshotLocked(), rev: c.rev.Load()}, c.hist.next, c.gen
+	return view[O]{tree: c.snapshotLocked(), rev: c.rev.Load()}
 }
 
 // viewAt returns the state at rev if the history reaches back to it:

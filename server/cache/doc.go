@@ -25,6 +25,10 @@
 // ingest goroutine never waits for a watcher: when the ring overwrites
 // events a watcher has not read, that watcher's next read returns
 // ErrExpired and the client relists. Nothing is ever skipped silently.
+// A watch that starts with the current state does not copy it either: it
+// keeps a key cursor and rebuilds each batch of initial events from the
+// live state and the history (initial.go), so a client that stops reading
+// pins nothing.
 //
 // Reads follow wire-contract.md: RV "0" is answered from memory; RV "" (a
 // consistent read) first learns etcd's current revision and waits for the

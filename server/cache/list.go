@@ -86,7 +86,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 		} else if err := c.reach(ctx, rv); err != nil {
 			return nil, c.waitError(err, rv)
 		}
-		v, _, _ := c.currentView()
+		v := c.currentView()
 		return page(v, &m, opts.Limit, ""), nil
 	}
 	return c.src.GetList(ctx, opts)

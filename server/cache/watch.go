@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -52,14 +51,13 @@ func (c *Cache[O]) Watch(ctx context.Context, opts storage.ListOptions) (storage
 		} else if err := c.reach(ctx, rv); err != nil {
 			return nil, c.waitError(err, rv)
 		}
-		m := c.matcherFor(opts)
-		v, seq, gen := c.currentView()
-		w := c.newWatcher(m, opts.AllowBookmarks)
-		w.seq, w.gen, w.progress, w.sent = seq, gen, v.rev, v.rev
+		w := c.newWatcher(c.matcherFor(opts), opts.AllowBookmarks)
+		rev, seq, gen := c.head()
+		w.seq, w.gen, w.progress, w.sent = seq, gen, rev, rev
 		if sendInitial {
-			w.pending = itemsIn(v, &w.m)
+			w.startInitial()
 			w.endPending = opts.SendInitialEvents != nil && opts.AllowBookmarks
-			w.endRev = v.rev
+			w.endRev = rev
 		}
 		return w, nil
 	default:
@@ -74,18 +72,6 @@ func (c *Cache[O]) Watch(ctx context.Context, opts storage.ListOptions) (storage
 		w.seq, w.gen, w.progress, w.sent = c.hist.seqAfter(rv), c.gen, rv, rv
 		return w, nil
 	}
-}
-
-// itemsIn returns the items of v that m matches, in key order.
-func itemsIn[O resource.Object](v view[O], m *matcher) []*item[O] {
-	var out []*item[O]
-	v.ascend(namespaceRange(m.ns), func(it *item[O]) bool {
-		if matches(m, it) {
-			out = append(out, it)
-		}
-		return true
-	})
-	return out
 }
 
 // matcherFor is the filter opts ask for.

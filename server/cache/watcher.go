@@ -35,9 +35,9 @@ type watcher[O resource.Object] struct {
 	// the goroutine that drives the watcher; Stop stops it under c.wmu.
 	final    *time.Timer
 	finalDue bool
-	// pending are the initial events still to send, then, if endPending,
-	// the BOOKMARK at endRev that ends them.
-	pending    []*item[O]
+	// init is the start state still to send (initial.go), then, if
+	// endPending, the BOOKMARK at endRev that ends it.
+	init       initialState
 	endPending bool
 	endRev     int64
 	err        error // the error that ended the watch; sticky
@@ -124,7 +124,7 @@ func (w *watcher[O]) Stop() {
 // end records why the watch ended and lets go of what it held.
 func (w *watcher[O]) end(err error) {
 	w.err = err
-	w.pending = nil
+	w.init = initialState{}
 	w.endPending = false
 }
 
@@ -151,17 +151,11 @@ func (w *watcher[O]) collect(buf []storage.Event[O]) []storage.Event[O] {
 	default:
 	}
 	budget := w.c.cfg.maxBatch
-	for len(w.pending) > 0 && budget > 0 {
-		it := w.pending[0]
-		w.pending[0] = nil
-		w.pending = w.pending[1:]
-		buf = append(buf, storage.Event[O]{Type: watch.Added, Object: it.obj, Frame: it.addedFrame()})
-		budget--
+	if w.init.active {
+		if buf, budget = w.collectInitial(buf, budget); w.init.active || w.err != nil {
+			return buf
+		}
 	}
-	if len(w.pending) > 0 {
-		return buf
-	}
-	w.pending = nil
 	if w.endPending {
 		buf = append(buf, w.c.bookmarkAt(w.endRev, true))
 		w.endPending = false
