@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,17 +20,18 @@ import (
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// maxBodyBytes is the largest request body accepted, kube-apiserver's
-// default (--max-request-bytes for resources is 3 MiB); more is 413.
-const maxBodyBytes = 3 << 20
-
-// readBody reads the request body, at most maxBodyBytes of it. A larger
-// body is a *http.MaxBytesError, which toStatus turns into 413.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > maxBodyBytes {
-		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
+// readBody reads the request body, at most the resource's
+// MaxRequestBodyBytes of it. A larger body is a *http.MaxBytesError, which
+// toStatus turns into 413.
+func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := h.limits.MaxRequestBodyBytes
+	if limit <= 0 {
+		limit = math.MaxInt64
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -83,7 +85,7 @@ func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse fun
 	if err != nil {
 		return out, opts, in, err
 	}
-	body, err := readBody(w, r)
+	body, err := h.readBody(w, r)
 	if err != nil {
 		return out, opts, in, err
 	}

@@ -129,7 +129,7 @@ func TestCreate(t *testing.T) {
 	})
 
 	t.Run("too large", func(t *testing.T) {
-		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", maxBodyBytes) + `"}}`
+		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", defaultMaxRequestBodyBytes) + `"}}`
 		e.do("POST", base, "application/json", big).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
 	})
 

@@ -146,7 +146,7 @@ func markDeleting(obj metav1.Object, now time.Time) {
 // leniently (kind DeleteOptions of any version, or none), or from the query
 // when there is no body, and validates them (422 Invalid).
 func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions, error) {
-	body, err := readBody(w, r)
+	body, err := h.readBody(w, r)
 	if err != nil {
 		return metav1.DeleteOptions{}, err
 	}

@@ -48,7 +48,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
+	body, err := h.readBody(w, r)
 	if err != nil {
 		return err
 	}

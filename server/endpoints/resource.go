@@ -31,7 +31,8 @@ type handler[O resource.Object] struct {
 	// columns renders Table rows, with the printer columns compiled.
 	columns *columns
 	// now is the clock Table ages are measured with.
-	now func() time.Time
+	now    func() time.Time
+	limits Limits
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -40,7 +41,11 @@ var _ Resource = (*handler[resource.Object])(nil)
 // (the etcd store or the watch cache in front of it). It panics when one
 // of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
 // programming error apiserver-gen refuses to generate.
-func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O]) Resource {
+func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
+	cfg := handlerConfig{limits: DefaultLimits()}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	cols, err := newColumns(&def.Info)
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
@@ -60,6 +65,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		fieldKeys: keys,
 		columns:   cols,
 		now:       time.Now,
+		limits:    cfg.limits,
 	}
 }
 

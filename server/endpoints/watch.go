@@ -24,9 +24,11 @@ import (
 // random factor in [1, 2) so that watches do not all end together.
 const minWatchTimeout = 1800 * time.Second
 
-// watchTimeout is how long a watch may run.
+// watchTimeout is how long a watch may run: the client's timeoutSeconds,
+// or minWatchTimeout stretched when it names none or 0. A negative one is
+// a watch that has already timed out, as kube-apiserver takes it.
 func watchTimeout(seconds *int64) time.Duration {
-	if seconds != nil && *seconds > 0 {
+	if seconds != nil && *seconds != 0 {
 		return time.Duration(*seconds) * time.Second
 	}
 	return time.Duration(float64(minWatchTimeout) * (1 + rand.Float64()))
@@ -51,7 +53,14 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(lr.timeoutSeconds))
+	timeout := watchTimeout(lr.timeoutSeconds)
+	if timeout <= 0 {
+		// Over before it began: kube-apiserver answers an empty stream.
+		w.Header().Set("Content-Type", mediaJSON)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	watcher, err := h.store.Watch(ctx, lr.opts)
 	if err != nil {
 		cancel()
@@ -87,27 +96,50 @@ func errNoFlusher() error {
 
 // streamHTTP writes the watch as a chunked HTTP/1.1 or HTTP/2 response.
 // Everything Next returns is written, then flushed once: a watcher that
-// is behind catches up in few, large writes.
+// is behind catches up in few, large writes. Each batch must be written
+// within the WatchWriteTimeout (a write deadline on the connection).
 func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
 	rc := http.NewResponseController(w)
+	deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, rc.SetWriteDeadline)
 	w.Header().Set("Content-Type", mediaJSON)
 	w.WriteHeader(http.StatusOK)
+	if err := deadline(); err != nil {
+		streamFailed(r, "watch headers", err)
+		return
+	}
 	if err := rc.Flush(); err != nil {
 		streamFailed(r, "watch headers", err)
 		return
 	}
 	send := func(frame []byte) error { _, err := w.Write(frame); return err }
-	if err := enc.pump(ctx, watcher, send, rc.Flush); err != nil {
+	if err := enc.pump(ctx, watcher, deadline, send, rc.Flush); err != nil {
 		streamFailed(r, "watch", err)
 	}
 }
 
+// writeDeadline returns what pump calls before each batch: it sets the
+// connection's write deadline timeout from now, through set, so that a
+// client that takes none of a batch for that long fails the write and
+// ends the watch. A writer without deadlines (set says
+// http.ErrNotSupported) and a zero timeout make it do nothing.
+func writeDeadline(timeout time.Duration, set func(time.Time) error) func() error {
+	if timeout <= 0 {
+		return func() error { return nil }
+	}
+	return func() error {
+		if err := set(time.Now().Add(timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		return nil
+	}
+}
+
 // pump sends the watch's events, one frame each, until the watch ends.
-// Everything one Next returns is sent, then flushed once. A storage error
-// is sent as a final ERROR event; the stream's end, the timeout and the
-// client leaving end it quietly. The error returned is a failure to encode
-// or send, for the log.
-func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], send func([]byte) error, flush func() error) error {
+// Everything one Next returns is sent, after a call of deadline, then
+// flushed once. A storage error is sent as a final ERROR event; the
+// stream's end, the timeout and the client leaving end it quietly. The
+// error returned is a failure to encode or send, for the log.
+func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], deadline func() error, send func([]byte) error, flush func() error) error {
 	// The buffer grows only as far as this watcher's largest batch: most
 	// watchers idle, and a preallocated batch per watcher would cost
 	// kilobytes each across tens of thousands of them.
@@ -115,6 +147,9 @@ func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], 
 	for {
 		var err error
 		events, err = watcher.Next(ctx, events[:0])
+		if derr := deadline(); derr != nil {
+			return derr
+		}
 		for i := range events {
 			frame, ferr := e.frame(&events[i])
 			if ferr == nil {

@@ -52,7 +52,8 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		// One Write is one message; frames are JSON, so text messages.
 		ws.PayloadType = websocket.TextFrame
 		send := func(frame []byte) error { _, err := ws.Write(frame); return err }
-		if err := enc.pump(ctx, watcher, send, func() error { return nil }); err != nil {
+		deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, ws.SetWriteDeadline)
+		if err := enc.pump(ctx, watcher, deadline, send, func() error { return nil }); err != nil {
 			streamFailed(r, "websocket watch", err)
 		}
 	}).ServeHTTP(w, r)

@@ -25,6 +25,9 @@ type Backend struct {
 	// Metrics receives storage and cache metrics; may be nil.
 	Metrics prometheus.Registerer
 	Log     *slog.Logger
+	// Limits bound each resource's requests (endpoints.DefaultLimits when
+	// nil).
+	Limits *endpoints.Limits
 }
 
 // Served is the built form of a registry: one handler per resource and
@@ -75,7 +78,11 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			out.readies = append(out.readies, c.Ready)
 			iface = c
 		}
-		out.Resources = append(out.Resources, endpoints.NewResource(def, iface))
+		var opts []endpoints.Option
+		if b.Limits != nil {
+			opts = append(opts, endpoints.WithLimits(*b.Limits))
+		}
+		out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 		return nil
 	}
 }
