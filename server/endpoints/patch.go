@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,25 @@ import (
 
 // maxJSONPatchOperations is kube-apiserver's cap on one JSON patch.
 const maxJSONPatchOperations = 10000
+
+// DefaultJSONPatchMaxCopyBytes is kube-apiserver's JSONPatchMaxCopyBytes:
+// how much a JSON patch's copy operations may add to the document. A few
+// hundred bytes of copies of a list into itself otherwise double it each
+// time, to gigabytes.
+const DefaultJSONPatchMaxCopyBytes = 3 << 20
+
+func init() { SetJSONPatchMaxCopyBytes(DefaultJSONPatchMaxCopyBytes) }
+
+// SetJSONPatchMaxCopyBytes sets how many bytes the copy operations of one
+// JSON patch may add before the patch is refused (422); n <= 0 keeps the
+// current limit. The limit lives in the JSON patch library and is shared
+// by the whole process, as in kube-apiserver; the server sets it once, at
+// start.
+func SetJSONPatchMaxCopyBytes(n int64) {
+	if n > 0 && atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit) != n {
+		atomic.StoreInt64(&jsonpatch.AccumulatedCopySizeLimit, n)
+	}
+}
 
 // patchTypes are the patch media types served. Strategic merge patch needs
 // Go struct tags this server does not interpret, and server-side apply

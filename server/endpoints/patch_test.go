@@ -30,6 +30,20 @@ func TestPatch(t *testing.T) {
 		e.do("PATCH", base+"p", "application/json-patch+json", `{"op":"add"}`).wantStatus(t, 400, metav1.StatusReasonBadRequest, "")
 	})
 
+	t.Run("json patch copies are bounded", func(t *testing.T) {
+		// Each copy of the list into itself doubles it: 40 of them are a
+		// few hundred bytes of patch and a terabyte of document. As
+		// kube-apiserver (3 MiB of copies): 422, at once, nothing stored.
+		ops := `[{"op":"add","path":"/spec/list","value":["xxxxxxxxxx"]}` +
+			strings.Repeat(`,{"op":"copy","from":"/spec/list","path":"/spec/list/-"}`, 40) + `]`
+		before := e.do("GET", base+"p", "", "").widget(t, http.StatusOK)
+		e.do("PATCH", base+"p", "application/json-patch+json", ops).wantStatus(t, 422, metav1.StatusReasonInvalid,
+			"the server rejected our request due to an error in our request")
+		if after := e.do("GET", base+"p", "", "").widget(t, http.StatusOK); after.ResourceVersion != before.ResourceVersion {
+			t.Errorf("the refused patch changed the object: %s -> %s", before.ResourceVersion, after.ResourceVersion)
+		}
+	})
+
 	t.Run("resourceVersion in the patch is a precondition", func(t *testing.T) {
 		cur := e.do("GET", base+"p", "", "").widget(t, http.StatusOK)
 		e.do("PATCH", base+"p", "application/merge-patch+json", `{"metadata":{"resourceVersion":"1"},"spec":{"size":1}}`).
