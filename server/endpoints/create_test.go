@@ -133,6 +133,17 @@ func TestCreate(t *testing.T) {
 		e.do("POST", base, "application/json", big).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
 	})
 
+	t.Run("too large to store", func(t *testing.T) {
+		// Under the body limit, over etcd's request limit (1.5 MiB): 413
+		// naming both sizes, not a 500 from etcd.
+		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", 2<<20) + `"}}`
+		st := e.do("POST", base, "application/json", big).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
+		if !strings.Contains(st.Message, "etcd accepts at most 1572864 bytes") {
+			t.Errorf("message %q", st.Message)
+		}
+		e.do("GET", base+"/big", "", "").wantStatus(t, 404, metav1.StatusReasonNotFound, "")
+	})
+
 	t.Run("not acceptable", func(t *testing.T) {
 		e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/vnd.kubernetes.protobuf").
 			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml")

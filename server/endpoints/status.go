@@ -99,6 +99,8 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 		return apierrors.NewBadRequest("invalid continue token: " + detailOr(se, "malformed token"))
 	case errors.Is(se, storage.ErrInvalidResourceVersion):
 		return apierrors.NewBadRequest("invalid resource version: " + detailOr(se, "not a revision"))
+	case errors.Is(se, storage.ErrTooLarge):
+		return apierrors.NewRequestEntityTooLargeError(detailOr(se, "the object is too large to store"))
 	case errors.Is(se, storage.ErrInvalidKey):
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid name or namespace: %q", se.Key))
 	default: // ErrCorrupt and anything new

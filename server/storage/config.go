@@ -16,12 +16,18 @@ type config struct {
 	// maxListChunk caps the etcd page size while a filtered list keeps
 	// reading to fill its limit.
 	maxListChunk int64
+	// maxRequestBytes is the largest request etcd accepts (its
+	// --max-request-bytes); a write that would send more fails with
+	// ErrTooLarge before it is sent.
+	maxRequestBytes int
 }
 
 const (
 	defaultWatchQueueLimit = 10000
 	defaultSyncPageSize    = 1000
 	defaultMaxListChunk    = 10000
+	// DefaultMaxRequestBytes is etcd's default --max-request-bytes.
+	DefaultMaxRequestBytes = 1536 * 1024
 )
 
 func defaultConfig() config {
@@ -29,6 +35,19 @@ func defaultConfig() config {
 		watchQueueLimit: defaultWatchQueueLimit,
 		syncPageSize:    defaultSyncPageSize,
 		maxListChunk:    defaultMaxListChunk,
+		maxRequestBytes: DefaultMaxRequestBytes,
+	}
+}
+
+// WithMaxRequestBytes sets the largest request etcd accepts (default
+// DefaultMaxRequestBytes, etcd's own default): writes of objects that
+// would not fit fail with ErrTooLarge without reaching etcd. n < 1 keeps
+// the default.
+func WithMaxRequestBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxRequestBytes = n
+		}
 	}
 }
 

@@ -28,6 +28,9 @@ var (
 	ErrInvalidResourceVersion = errors.New("storage: invalid resource version")
 	// ErrCorrupt: stored bytes that do not decode into the resource's type.
 	ErrCorrupt = errors.New("storage: stored object does not decode")
+	// ErrTooLarge: an object whose stored form is more than etcd accepts in
+	// one request (WithMaxRequestBytes, or etcd's own refusal).
+	ErrTooLarge = errors.New("storage: object too large")
 	// ErrInvalidKey: a key that is not "namespace/name" (namespaced) or
 	// "name" (cluster-scoped), or has an empty, "." or ".." segment.
 	ErrInvalidKey = errors.New("storage: invalid key")

@@ -8,6 +8,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -104,6 +106,9 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		return zero, err
 	}
 	full := s.prefix + key
+	if err := s.checkSize(key, full, data); err != nil {
+		return zero, err
+	}
 	resp, err := s.kv.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
 		Then(clientv3.OpPut(full, string(data))).
@@ -155,13 +160,42 @@ func invalidKey(key string) *Error {
 	return &Error{Err: ErrInvalidKey, Key: key}
 }
 
+// txnOverhead bounds what a write transaction sends besides its value and
+// three copies of its key (compare, put, and the else branch's get):
+// protobuf framing and the request header.
+const txnOverhead = 256
+
+// checkSize fails with ErrTooLarge when writing data at the full key full
+// would send etcd a larger request than it accepts. etcd would refuse it
+// too ("request is too large"), after a round trip; etcdError maps that
+// refusal the same way for a cluster whose limit is lower than ours.
+func (s *Store[O]) checkSize(key, full string, data []byte) error {
+	if n := len(data) + 3*len(full) + txnOverhead; n > s.cfg.maxRequestBytes {
+		return &Error{Err: ErrTooLarge, Key: key, Detail: fmt.Sprintf(
+			"the object is %d bytes when stored; etcd accepts at most %d bytes in one request", len(data), s.cfg.maxRequestBytes)}
+	}
+	return nil
+}
+
 // etcdError wraps an error from etcd that has no storage meaning (transport,
-// timeout, cancellation) with the operation and key.
+// timeout, cancellation) with the operation and key. etcd's refusal of a
+// request as too large is ErrTooLarge.
 func etcdError(op, key string, err error) error {
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) || isMessageTooLarge(err) {
+		return &Error{Err: ErrTooLarge, Key: key, Detail: err.Error()}
+	}
 	if key != "" {
 		return fmt.Errorf("storage: etcd %s %q: %w", op, key, err)
 	}
 	return fmt.Errorf("storage: etcd %s: %w", op, err)
+}
+
+// isMessageTooLarge reports whether err is gRPC's refusal to send a
+// message over the client's size limit (etcd's other ResourceExhausted
+// errors, "too many requests" and "database space exceeded", are not).
+func isMessageTooLarge(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max")
 }
 
 // isCompacted reports whether err is etcd's "required revision has been

@@ -44,6 +44,9 @@ func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Precon
 		if bytes.Equal(data, kv.Value) {
 			return nil, cur, nil
 		}
+		if err := s.checkSize(key, full, data); err != nil {
+			return nil, zero, err
+		}
 		put := clientv3.OpPut(full, string(data))
 		return &put, updated, nil
 	})
