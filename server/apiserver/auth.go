@@ -41,12 +41,24 @@ var unauthenticatedPaths = map[string]bool{"/healthz": true, "/livez": true, "/r
 // withBearerToken admits requests carrying the admin token and answers
 // everything else with a 401 Status.
 func withBearerToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if unauthenticatedPaths[r.URL.Path] || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 {
+		got, ok := bearerToken(r.Header.Get("Authorization"))
+		if unauthenticatedPaths[r.URL.Path] || ok && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
 			next.ServeHTTP(w, r)
 			return
 		}
 		endpoints.WriteError(w, apierrors.NewUnauthorized("Unauthorized"))
 	})
+}
+
+// bearerToken reads the token of an Authorization header as kube-apiserver
+// does: the scheme in any case ("bearer" too), the token up to the next
+// space, an empty token being none.
+func bearerToken(header string) (string, bool) {
+	parts := strings.SplitN(strings.TrimSpace(header), " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
+		return "", false
+	}
+	return parts[1], true
 }

@@ -20,18 +20,37 @@ import (
 type servingCert struct {
 	cert  tls.Certificate
 	caPEM []byte // nil when the operator brought their own certificate
+	// notes are what the server should log about the certificates: one
+	// replaced, or one the operator brought that is expired or expiring.
+	notes []string
 }
+
+// renewWithin is how close to its expiry a generated certificate (or CA)
+// is replaced at start, so that a server restarted now and then never
+// serves an expired one; the kubeconfig written at every start carries the
+// CA in use.
+const renewWithin = 30 * 24 * time.Hour
 
 // loadOrCreateServingCert returns the operator's certificate if one was
 // given, or else a serving certificate signed by a CA of our own, both kept
-// in dataDir/pki and generated on first start.
+// in dataDir/pki, generated on first start and again when they are about
+// to expire (renewWithin), no longer match each other, or do not cover the
+// bind address.
 func loadOrCreateServingCert(o *Options) (*servingCert, error) {
+	return loadOrCreateServingCertAt(o, time.Now())
+}
+
+func loadOrCreateServingCertAt(o *Options, now time.Time) (*servingCert, error) {
 	if o.TLSCertFile != "" {
 		c, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("load serving certificate: %w", err)
 		}
-		return &servingCert{cert: c}, nil
+		out := &servingCert{cert: c}
+		if leaf, err := x509.ParseCertificate(c.Certificate[0]); err == nil && now.Add(renewWithin).After(leaf.NotAfter) {
+			out.notes = append(out.notes, fmt.Sprintf("the serving certificate %s expires at %s; replace it", o.TLSCertFile, leaf.NotAfter.Format(time.RFC3339)))
+		}
+		return out, nil
 	}
 	dir := o.path("pki")
 	caCrt, caKey := o.path("pki", "ca.crt"), o.path("pki", "ca.key")
@@ -39,14 +58,24 @@ func loadOrCreateServingCert(o *Options) (*servingCert, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if !exists(caCrt) || !exists(caKey) {
-		if err := writeCA(caCrt, caKey); err != nil {
+	var notes []string
+	ca, why := loadCA(caCrt, caKey, now)
+	if ca == nil {
+		if why != "" {
+			notes = append(notes, "generated a new CA: "+why)
+		}
+		if err := writeCA(caCrt, caKey, now); err != nil {
 			return nil, err
 		}
-		_ = os.Remove(crt) // a new CA invalidates the old serving certificate
+		if ca, why = loadCA(caCrt, caKey, now); ca == nil {
+			return nil, fmt.Errorf("generated CA does not load: %s", why)
+		}
 	}
-	if !exists(crt) || !exists(key) {
-		if err := writeServing(caCrt, caKey, crt, key, o.BindAddress); err != nil {
+	if why := servingProblem(crt, key, ca, o.BindAddress, now); why != "" {
+		if exists(crt) {
+			notes = append(notes, "generated a new serving certificate: "+why)
+		}
+		if err := writeServing(caCrt, caKey, crt, key, o.BindAddress, now); err != nil {
 			return nil, err
 		}
 	}
@@ -58,15 +87,65 @@ func loadOrCreateServingCert(o *Options) (*servingCert, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &servingCert{cert: c, caPEM: caPEM}, nil
+	return &servingCert{cert: c, caPEM: caPEM, notes: notes}, nil
 }
 
-func writeCA(crtPath, keyPath string) error {
+// loadCA returns the CA kept at crtPath and keyPath if it is usable past
+// now+renewWithin, and otherwise nil and why not ("" when there is none).
+func loadCA(crtPath, keyPath string, now time.Time) (*x509.Certificate, string) {
+	if !exists(crtPath) || !exists(keyPath) {
+		return nil, ""
+	}
+	pair, err := tls.LoadX509KeyPair(crtPath, keyPath)
+	if err != nil {
+		return nil, err.Error()
+	}
+	ca, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, err.Error()
+	}
+	if now.Add(renewWithin).After(ca.NotAfter) {
+		return nil, "the old one expires at " + ca.NotAfter.Format(time.RFC3339)
+	}
+	return ca, ""
+}
+
+// servingProblem says why the serving certificate at crtPath cannot be
+// kept: missing, not signed by ca, expiring before now+renewWithin, or not
+// valid for the bind address. "" means it can be kept.
+func servingProblem(crtPath, keyPath string, ca *x509.Certificate, bind string, now time.Time) string {
+	if !exists(crtPath) || !exists(keyPath) {
+		return "none yet"
+	}
+	pair, err := tls.LoadX509KeyPair(crtPath, keyPath)
+	if err != nil {
+		return err.Error()
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return err.Error()
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	hosts := []string{"127.0.0.1"}
+	if ip := net.ParseIP(bind); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
+		hosts = append(hosts, bind)
+	}
+	for _, h := range hosts {
+		opts := x509.VerifyOptions{Roots: roots, DNSName: h, CurrentTime: now.Add(renewWithin)}
+		if _, err := leaf.Verify(opts); err != nil {
+			return fmt.Sprintf("the old one (valid until %s) does not verify for %s in %s: %v",
+				leaf.NotAfter.Format(time.RFC3339), h, renewWithin, err)
+		}
+	}
+	return ""
+}
+
+func writeCA(crtPath, keyPath string, now time.Time) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: "apiloom-ca"},
@@ -83,7 +162,7 @@ func writeCA(crtPath, keyPath string) error {
 	return writePair(crtPath, der, keyPath, key)
 }
 
-func writeServing(caCrtPath, caKeyPath, crtPath, keyPath, bind string) error {
+func writeServing(caCrtPath, caKeyPath, crtPath, keyPath, bind string, now time.Time) error {
 	ca, err := tls.LoadX509KeyPair(caCrtPath, caKeyPath)
 	if err != nil {
 		return fmt.Errorf("load CA: %w", err)
@@ -104,7 +183,6 @@ func writeServing(caCrtPath, caKeyPath, crtPath, keyPath, bind string) error {
 	if h, err := os.Hostname(); err == nil {
 		hosts = append(hosts, h)
 	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: "apiloom"},

@@ -83,6 +83,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, note := range cert.notes {
+		s.log.Warn("serving certificate: " + note)
+	}
 	token, err := loadOrCreateToken(&s.opts)
 	if err != nil {
 		return err
