@@ -46,6 +46,12 @@ type config struct {
 
 	BaselineTime time.Duration
 
+	StalledWatchers  int
+	StalledObjects   int
+	StalledTransport string
+	StalledHold      time.Duration
+	StalledWriteRate float64
+
 	// Profile names a pprof CPU profile endpoint to sample during the
 	// fanout writes ("server" for the target's /debug/pprof/profile);
 	// ProfileOut is where the profile goes.
@@ -66,8 +72,9 @@ func defaultConfig() config {
 		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListCompression: true,
-		BaselineTime: 500 * time.Millisecond,
-		ProfileOut:   "fanout.cpu.pprof",
+		BaselineTime:    500 * time.Millisecond,
+		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
+		ProfileOut: "fanout.cpu.pprof",
 	}
 }
 
@@ -99,6 +106,11 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates")
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
+	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
+	fs.IntVar(&c.StalledObjects, "stalled-objects", c.StalledObjects, "stalled: objects to create (skipping those that exist)")
+	fs.StringVar(&c.StalledTransport, "stalled-transport", c.StalledTransport, "stalled: http1 (a TLS connection each) or h2 (--streams-per-conn streams a connection)")
+	fs.DurationVar(&c.StalledHold, "stalled-hold", c.StalledHold, "stalled: how long to hold the watchers unread")
+	fs.Float64Var(&c.StalledWriteRate, "stalled-write-rate", c.StalledWriteRate, "stalled: object updates a second during the hold")
 	fs.StringVar(&c.Profile, "profile", c.Profile, `fanout: pprof CPU profile URL (loopback) to sample while writing, or "server" for the target's /debug/pprof/profile`)
 	fs.StringVar(&c.ProfileOut, "profile-out", c.ProfileOut, "fanout: where to write the CPU profile")
 	fs.StringVar(&c.SelfProfile, "self-cpuprofile", c.SelfProfile, "write a CPU profile of the load generator itself to this file")

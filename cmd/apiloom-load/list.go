@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/accounting"
 )
@@ -45,33 +40,12 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, log
 	res := &listResult{Objects: c.ListObjects}
 	logf("list: creating %d objects with %d creators", c.ListObjects, c.ListCreators)
 	start := time.Now()
-	var next, created atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range c.ListCreators {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(c.ListObjects) || ctx.Err() != nil {
-					return
-				}
-				_, err := t.writer.Create(ctx, objs.object(fmt.Sprintf("load-list-%06d", i), "list"), metav1.CreateOptions{})
-				switch {
-				case err == nil:
-					created.Add(1)
-				case apierrors.IsAlreadyExists(err):
-				default:
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
-	wg.Wait()
+	created, err := createMissing(ctx, t, objs, "load-list", c.ListObjects, c.ListCreators)
 	res.CreateTime = time.Since(start)
-	res.Created = created.Load()
+	res.Created = created
 	res.CreateRate = float64(res.Created) / res.CreateTime.Seconds()
-	if e, ok := firstErr.Load().(string); ok {
-		res.CreateError = e
+	if err != nil && ctx.Err() == nil {
+		res.CreateError = err.Error()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

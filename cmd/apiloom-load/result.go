@@ -21,6 +21,7 @@ type result struct {
 	Idle     *idleResult     `json:"idle,omitempty"`
 	List     *listResult     `json:"list,omitempty"`
 	Baseline *baselineResult `json:"baseline,omitempty"`
+	Stalled  *stalledResult  `json:"stalled,omitempty"`
 	// Failures names scenarios that could not run, with why.
 	Failures map[string]string `json:"failures,omitempty"`
 }

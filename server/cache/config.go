@@ -55,10 +55,12 @@ const (
 	defaultListPageSize = 10000
 	// defaultMaxBatch bounds what one Next or Poll returns, and so the
 	// buffer a transport holds for its watcher while the client reads:
-	// 128 events are ~6 KiB of references, where 1024 were 48 KiB on every
-	// watcher that ever caught up or sent its initial events. Larger
-	// batches save little: a batch costs one lock and one flush.
-	defaultMaxBatch = 128
+	// 32 events are 1.5 KiB of references, where 1024 were 48 KiB on every
+	// watcher that ever caught up or sent its initial events, and with
+	// 2,000 HTTP/1.1 clients that stopped reading, tens of MiB. Larger
+	// batches save little: 32 events of 1 KiB already fill two TLS
+	// records, and a batch costs one lock.
+	defaultMaxBatch = 32
 )
 
 func defaultConfig() config {
