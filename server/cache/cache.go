@@ -182,6 +182,12 @@ func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Precondi
 	return c.src.Delete(ctx, key, pre)
 }
 
+// DeleteCorrupt implements storage.Interface by passing through to the
+// source.
+func (c *Cache[O]) DeleteCorrupt(ctx context.Context, key string) error {
+	return c.src.DeleteCorrupt(ctx, key)
+}
+
 // currentView returns the state at the cache's revision, with the
 // history's position and generation at that revision.
 func (c *Cache[O]) currentView() (v view[O], seq uint64, gen uint64) {

@@ -1,5 +1,11 @@
 package storage
 
+import (
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
 // Option configures a Store.
 type Option func(*config)
 
@@ -16,6 +22,11 @@ type config struct {
 	// maxListChunk caps the etcd page size while a filtered list keeps
 	// reading to fill its limit.
 	maxListChunk int64
+	// log receives the store's reports: values that do not decode, unsafe
+	// deletes. Never nil.
+	log *slog.Logger
+	// registerer receives the store's metrics; nil registers nothing.
+	registerer prometheus.Registerer
 }
 
 const (
@@ -29,8 +40,24 @@ func defaultConfig() config {
 		watchQueueLimit: defaultWatchQueueLimit,
 		syncPageSize:    defaultSyncPageSize,
 		maxListChunk:    defaultMaxListChunk,
+		log:             slog.New(slog.DiscardHandler),
 	}
 }
+
+// WithLogger sets where the store reports values that do not decode and
+// unsafe deletes (default: nowhere). nil keeps the default.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// WithMetrics registers the store's metrics with r. Stores of different
+// resources may share one registerer; their series differ by the
+// "resource" label.
+func WithMetrics(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
 
 // WithWatchQueueLimit sets how many undelivered events one watcher may hold
 // before it ends with ErrExpired (default 10000). n < 1 keeps the default.
