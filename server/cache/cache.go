@@ -37,6 +37,11 @@ type Cache[O resource.Object] struct {
 	// hold mu for reading; rev alone may be loaded atomically.
 	mu   sync.RWMutex
 	tree *tree[O]
+	// corrupt holds the keys whose value at rev does not decode, with the
+	// error a Get of them returns (the source's, read-only). They are not
+	// in tree: for lists and watchers they do not exist. Written, like
+	// tree, only by the ingest goroutine.
+	corrupt map[string]*storage.Error
 	rev  atomic.Int64 // everything up to rev is applied
 	gen  uint64       // bumped by each relist after the first
 	hist *history[O]
@@ -106,6 +111,7 @@ func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 		tree:    newTree[O](),
+		corrupt: make(map[string]*storage.Error),
 		hist:    newHistory[O](cfg.window, 0),
 		wakeAll: make(chan struct{}),
 		wakeNS:  make(map[string]chan struct{}),
