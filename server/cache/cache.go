@@ -190,8 +190,8 @@ func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Precondi
 
 // DeleteCorrupt implements storage.Interface by passing through to the
 // source.
-func (c *Cache[O]) DeleteCorrupt(ctx context.Context, key string) error {
-	return c.src.DeleteCorrupt(ctx, key)
+func (c *Cache[O]) DeleteCorrupt(ctx context.Context, key string, dryRun bool) error {
+	return c.src.DeleteCorrupt(ctx, key, dryRun)
 }
 
 // currentView returns the state at the cache's revision, with the

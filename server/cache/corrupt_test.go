@@ -88,7 +88,7 @@ func TestCorruptGaugeFollowsTheSource(t *testing.T) {
 	}
 	gauge(2)
 
-	if err := h.cache.DeleteCorrupt(h.ctx, "ns/a"); err != nil {
+	if err := h.cache.DeleteCorrupt(h.ctx, "ns/a", false); err != nil {
 		t.Fatal(err)
 	}
 	gauge(1)

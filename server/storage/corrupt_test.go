@@ -114,7 +114,7 @@ func testCorruptLoggedOncePerRevision(t *testing.T, c *clientv3.Client) {
 	}
 
 	// The unsafe delete is logged as what it is.
-	if err := s.DeleteCorrupt(ctx, "ns/bad"); err != nil {
+	if err := s.DeleteCorrupt(ctx, "ns/bad", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "unsafe delete") {

@@ -26,13 +26,14 @@ const unsafeDeleteRefused = "unsafe deletion is not allowed because the object i
 // DeleteCorrupt implements Interface. It reads the key and deletes it only
 // if the value it read does not decode, in a transaction conditioned on
 // that value's revision; when the key changed in between it starts again
-// from the fresh value. Each unsafe delete is logged.
+// from the fresh value. Each unsafe delete is logged. With dryRun it
+// stops where it would delete.
 //
 // It is the storage half of kube-apiserver's unsafe delete
 // (DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential), which
 // also refuses objects that decode: no content check can run on an object
 // nobody can read, so the option must never bypass them for one that can.
-func (s *Store[O]) DeleteCorrupt(ctx context.Context, key string) error {
+func (s *Store[O]) DeleteCorrupt(ctx context.Context, key string, dryRun bool) error {
 	if !validKey(key, s.namespaced) {
 		return invalidKey(key)
 	}
@@ -52,6 +53,9 @@ func (s *Store[O]) DeleteCorrupt(ctx context.Context, key string) error {
 		kv := kvs[0]
 		if _, err := s.decode(kv.Value, kv.ModRevision, key); err == nil {
 			return &Error{Err: ErrNotCorrupt, Key: key, StoredKey: full, CurrentRevision: kv.ModRevision, Detail: unsafeDeleteRefused}
+		}
+		if dryRun {
+			return nil
 		}
 		txn, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(full), "=", kv.ModRevision)).

@@ -99,8 +99,9 @@ type Interface[O resource.Object] interface {
 	// the unsafe delete of an object nobody can read, so no preconditions,
 	// finalizers or other checks of its content apply. A missing key is
 	// ErrNotFound; a value that decodes is ErrNotCorrupt and stays. Watchers
-	// see a DELETED built from the key.
-	DeleteCorrupt(ctx context.Context, key string) error
+	// see a DELETED built from the key. With dryRun it deletes nothing and
+	// returns what the delete would: nil for a value that does not decode.
+	DeleteCorrupt(ctx context.Context, key string, dryRun bool) error
 }
 
 // GetOptions controls Get.

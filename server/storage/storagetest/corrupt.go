@@ -114,7 +114,7 @@ func testCorruptListHistory(t *testing.T, e *env) {
 	e.putRaw("ns", "x", badValue)
 	unreadable := e.rev()
 	e.putRaw("ns", "y", badValue)
-	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "x")); err != nil {
+	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "x"), false); err != nil {
 		t.Fatal(err)
 	}
 	e.create("ns", "z", "red")
@@ -181,7 +181,7 @@ func testCorruptWatch(t *testing.T, e *env) {
 	// Deleting an unreadable value: a DELETED built from the key.
 	e.putRaw("w", "x", badValue)
 	s.next(1)
-	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("w", "y")); err != nil {
+	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("w", "y"), false); err != nil {
 		t.Fatal(err)
 	}
 	ev = s.expect(want{watch.Deleted, "y", e.rev()})[0]
@@ -259,23 +259,30 @@ func testCorruptWatchInitial(t *testing.T, e *env) {
 // decode.
 func testDeleteCorrupt(t *testing.T, e *env) {
 	a := e.create("ns", "a", "red")
-	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "a")); !errors.Is(err, storage.ErrNotCorrupt) {
-		t.Errorf("unsafe delete of a readable object: %v, want ErrNotCorrupt", err)
-	} else if se, _ := storage.AsError(err); se.StoredKey != Prefix+"ns/a" {
-		t.Errorf("ErrNotCorrupt names %q, want the etcd key %q", se.StoredKey, Prefix+"ns/a")
+	for _, dryRun := range []bool{true, false} {
+		if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "a"), dryRun); !errors.Is(err, storage.ErrNotCorrupt) {
+			t.Errorf("unsafe delete (dry run %v) of a readable object: %v, want ErrNotCorrupt", dryRun, err)
+		} else if se, _ := storage.AsError(err); se.StoredKey != Prefix+"ns/a" {
+			t.Errorf("ErrNotCorrupt names %q, want the etcd key %q", se.StoredKey, Prefix+"ns/a")
+		}
+		if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "missing"), dryRun); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("unsafe delete (dry run %v) of a missing key: %v, want ErrNotFound", dryRun, err)
+		}
 	}
 	if got, err := e.store.Get(e.ctx, storage.Key("ns", "a"), storage.GetOptions{}); err != nil || got.UID != a.UID {
 		t.Fatalf("readable object after a refused unsafe delete: %+v, %v", got, err)
 	}
-	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "missing")); !errors.Is(err, storage.ErrNotFound) {
-		t.Errorf("unsafe delete of a missing key: %v, want ErrNotFound", err)
-	}
-	if err := e.store.DeleteCorrupt(e.ctx, "ns/a/b"); !errors.Is(err, storage.ErrInvalidKey) {
+	if err := e.store.DeleteCorrupt(e.ctx, "ns/a/b", false); !errors.Is(err, storage.ErrInvalidKey) {
 		t.Errorf("unsafe delete of an invalid key: %v, want ErrInvalidKey", err)
 	}
 
-	e.putRaw("ns", "bad", badValue)
-	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "bad")); err != nil {
+	badRev := e.putRaw("ns", "bad", badValue)
+	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "bad"), true); err != nil {
+		t.Fatalf("unsafe delete, dry run: %v", err)
+	}
+	_, err := e.store.Get(e.ctx, storage.Key("ns", "bad"), storage.GetOptions{})
+	checkCorrupt(t, "get after a dry run", err, "ns/bad", badRev)
+	if err := e.store.DeleteCorrupt(e.ctx, storage.Key("ns", "bad"), false); err != nil {
 		t.Fatalf("unsafe delete: %v", err)
 	}
 	if _, err := e.store.Get(e.ctx, storage.Key("ns", "bad"), storage.GetOptions{}); !errors.Is(err, storage.ErrNotFound) {
