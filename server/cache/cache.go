@@ -37,14 +37,14 @@ type Cache[O resource.Object] struct {
 	// hold mu for reading; rev alone may be loaded atomically.
 	mu   sync.RWMutex
 	tree *tree[O]
+	rev  atomic.Int64 // everything up to rev is applied
+	gen  uint64       // bumped by each relist after the first
+	hist *history[O]
 	// corrupt holds the keys whose value at rev does not decode, with the
 	// error a Get of them returns (the source's, read-only). They are not
 	// in tree: for lists and watchers they do not exist. Written, like
 	// tree, only by the ingest goroutine.
 	corrupt map[string]*storage.Error
-	rev  atomic.Int64 // everything up to rev is applied
-	gen  uint64       // bumped by each relist after the first
-	hist *history[O]
 	// changes counts the tree's changes (events applied, relists).
 	changes uint64
 	// snap is a clone of tree after snapChanges changes, shared by reads
