@@ -110,7 +110,7 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 		return emptied, nil
 	}
 	if err != nil {
-		return zero, storageStatus(err, h.gr, rt.name, verbOther)
+		return zero, storageStatus(err, h.gr, rt.name, verbUpdate)
 	}
 	return result, nil
 }
