@@ -49,8 +49,10 @@ import (
 //     does not hold, which clients (client-go, the cache) treat as an add.
 //
 // A DELETED built from the key may reach a client that never had the
-// object; clients ignore deletions of objects they do not hold.
-// DeleteCorrupt removes an unreadable value (the unsafe delete).
+// object (a key created unreadable): a reflector's store ignores it, and
+// an informer may pass it to its OnDelete handlers, where reconciling the
+// key finds nothing to do. DeleteCorrupt removes an unreadable value (the
+// unsafe delete).
 type Interface[O resource.Object] interface {
 	// Get returns the object at key. With opts.ResourceVersion "" it is a
 	// consistent read; "0" allows any state; "N" requires state at least N
