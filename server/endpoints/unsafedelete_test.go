@@ -50,6 +50,10 @@ func TestCorruptObject(t *testing.T) {
 		e.do("PATCH", base+"/bad", "application/merge-patch+json", `{"spec":{"size":2}}`).wantStatus(t, 500, "", want)
 		body := `{"apiVersion":"storagetest.apiloom.dev/v1","kind":"Widget","metadata":{"name":"bad","resourceVersion":"5"}}`
 		e.do("PUT", base+"/bad", "application/json", body).wantStatus(t, 500, "", want)
+		e.do("PATCH", base+"/bad/status", "application/merge-patch+json", `{"status":{"phase":"x"}}`).wantStatus(t, 500, "", want)
+		// A dry run reads the object as a GET does, and says so.
+		e.do("PATCH", base+"/bad?dryRun=All", "application/merge-patch+json", `{"spec":{"size":2}}`).
+			wantStatus(t, 500, metav1.StatusReasonInternalError, "Internal error occurred: "+storageErr)
 	})
 
 	t.Run("its name is taken", func(t *testing.T) {
