@@ -40,6 +40,11 @@ type Cache[O resource.Object] struct {
 	rev  atomic.Int64 // everything up to rev is applied
 	gen  uint64       // bumped by each relist after the first
 	hist *history[O]
+	// corrupt holds the keys whose value at rev does not decode, with the
+	// error a Get of them returns (the source's, read-only). They are not
+	// in tree: for lists and watchers they do not exist. Written, like
+	// tree, only by the ingest goroutine.
+	corrupt map[string]*storage.Error
 	// changes counts the tree's changes (events applied, relists).
 	changes uint64
 	// snap is a clone of tree after snapChanges changes, shared by reads
@@ -106,6 +111,7 @@ func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 		tree:    newTree[O](),
+		corrupt: make(map[string]*storage.Error),
 		hist:    newHistory[O](cfg.window, 0),
 		wakeAll: make(chan struct{}),
 		wakeNS:  make(map[string]chan struct{}),
@@ -180,6 +186,12 @@ func (c *Cache[O]) GuaranteedUpdate(ctx context.Context, key string, pre *storag
 // Delete implements storage.Interface by passing through to the source.
 func (c *Cache[O]) Delete(ctx context.Context, key string, pre *storage.Preconditions) (O, error) {
 	return c.src.Delete(ctx, key, pre)
+}
+
+// DeleteCorrupt implements storage.Interface by passing through to the
+// source.
+func (c *Cache[O]) DeleteCorrupt(ctx context.Context, key string, dryRun bool) error {
+	return c.src.DeleteCorrupt(ctx, key, dryRun)
 }
 
 // head returns the cache's revision with the history's position and

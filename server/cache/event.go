@@ -25,6 +25,9 @@ type event[O resource.Object] struct {
 	// deletion revision.
 	obj   O
 	frame []byte
+	// corrupt is set on a DELETED that was a PUT of a value that does not
+	// decode (storage.Event.Corrupt).
+	corrupt *storage.Error
 
 	leaveOnce sync.Once
 	leave     storage.Event[O] // see leaving
@@ -32,7 +35,7 @@ type event[O resource.Object] struct {
 
 // primary is the event as it happened.
 func (e *event[O]) primary() storage.Event[O] {
-	return storage.Event[O]{Type: e.typ, Object: e.obj, Frame: e.frame}
+	return storage.Event[O]{Type: e.typ, Object: e.obj, Frame: e.frame, Corrupt: e.corrupt}
 }
 
 // entering is a MODIFIED event as seen by a watcher whose selector the

@@ -63,9 +63,11 @@ func (c *Cache[O]) ingest(ctx context.Context) {
 // relist reads the whole resource from the source at one revision and
 // makes it the cache's state. The history restarts at that revision: a
 // watcher that had not reached it may have missed events and ends with
-// ErrExpired when it next reads.
+// ErrExpired when it next reads. Values that do not decode are left out
+// of the state and remembered as corrupt (the source lists and logs them).
 func (c *Cache[O]) relist(ctx context.Context) error {
 	next := newTree[O]()
+	corrupt := make(map[string]*storage.Error)
 	opts := storage.ListOptions{Limit: c.cfg.listPageSize}
 	var rev int64
 	for {
@@ -81,6 +83,9 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 			}
 			next.ReplaceOrInsert(it)
 		}
+		for _, se := range list.Corrupt {
+			corrupt[se.Key] = se
+		}
 		if list.Continue == "" {
 			break
 		}
@@ -90,6 +95,7 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 	c.mu.Lock()
 	first := !c.Ready()
 	c.tree = next
+	c.corrupt = corrupt
 	c.rev.Store(rev)
 	if !first {
 		c.gen++
@@ -98,6 +104,7 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 	c.hist.reset(rev)
 	c.changes++
 	c.mu.Unlock()
+	c.metrics.corrupt.Set(float64(len(corrupt)))
 
 	if first {
 		close(c.ready)
@@ -136,9 +143,14 @@ func (c *Cache[O]) follow(ctx context.Context) (progressed bool, err error) {
 // apply adds a batch of source events to the state and history and wakes
 // the watchers they concern. Encoding happens outside mu, so readers wait
 // only for the few pointer updates.
+//
+// An event with Corrupt set (a PUT of a value that does not decode) takes
+// the key out of the state and records it as corrupt; any other event for
+// the key makes it readable again or deletes it.
 func (c *Cache[O]) apply(events []storage.Event[O]) error {
 	var touched []string // namespaces with events, for the wake-up
 	moved, anyEvent := false, false
+	corruptBefore := len(c.corrupt)
 	for _, se := range events {
 		rev, err := storage.ParseResourceVersion(se.Object.GetResourceVersion())
 		if err != nil {
@@ -159,10 +171,16 @@ func (c *Cache[O]) apply(events []storage.Event[O]) error {
 			return err
 		}
 		c.mu.Lock()
-		if e.cur != nil {
+		switch {
+		case e.cur != nil:
 			c.tree.ReplaceOrInsert(e.cur)
-		} else {
+		case e.prev != nil:
 			c.tree.Delete(e.prev)
+		}
+		if se.Corrupt != nil {
+			c.corrupt[e.key] = se.Corrupt
+		} else {
+			delete(c.corrupt, e.key)
 		}
 		c.hist.append(e)
 		c.rev.Store(rev)
@@ -173,6 +191,9 @@ func (c *Cache[O]) apply(events []storage.Event[O]) error {
 			touched = append(touched, e.ns)
 		}
 	}
+	if n := len(c.corrupt); n != corruptBefore {
+		c.metrics.corrupt.Set(float64(n))
+	}
 	if moved {
 		c.wake(touched, anyEvent)
 	}
@@ -181,15 +202,25 @@ func (c *Cache[O]) apply(events []storage.Event[O]) error {
 
 // newEvent turns a source event at rev into a history event, encoding it.
 // Only the ingest goroutine calls it: it reads the tree without mu.
+//
+// The event is what the change means for the cache's state: a MODIFIED of
+// an object the state does not hold (its value was unreadable) is an
+// ADDED; a DELETED of one has no previous item (the source built it from
+// the key), so lists at older revisions undo it to nothing and watchers
+// match it by key.
 func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 	key := c.keyOf(se.Object)
-	e := &event[O]{typ: se.Type, rev: rev, key: key, ns: c.nsOf(se.Object)}
-	if prev, ok := c.tree.Get(&item[O]{key: key}); ok {
+	e := &event[O]{typ: se.Type, rev: rev, key: key, ns: c.nsOf(se.Object), corrupt: se.Corrupt}
+	prev, held := c.tree.Get(&item[O]{key: key})
+	if held {
 		e.prev = prev
 	}
 	switch se.Type {
 	case watch.Added, watch.Modified:
-		cur, err := c.newItem(se.Object, se.Type)
+		if !held {
+			e.typ = watch.Added
+		}
+		cur, err := c.newItem(se.Object, e.typ)
 		if err != nil {
 			return nil, err
 		}
@@ -200,11 +231,6 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 			return nil, err
 		}
 		e.obj, e.frame = del.obj, del.frame
-		if e.prev == nil {
-			// Not in the state: the source and the cache disagree. Keep
-			// the deleted state for selectors rather than drop the event.
-			e.prev = del
-		}
 	default:
 		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)
 	}

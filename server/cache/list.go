@@ -15,8 +15,9 @@ import (
 // goes to the source: one quorum read there costs what learning the
 // revision would. RV "0" is answered from memory, RV N once the cache has
 // reached N (ErrTooLargeResourceVersion if it does not in time). A key the
-// cache does not hold is asked of the source, which tells a missing key
-// from an invalid one.
+// cache does not hold is answered with the error the store gave for it if
+// its value does not decode, and asked of the source otherwise, which tells
+// a missing key from an invalid one.
 func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions) (O, error) {
 	var zero O
 	if !c.Ready() || opts.ResourceVersion == "" {
@@ -31,11 +32,17 @@ func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions)
 	}
 	c.mu.RLock()
 	it, ok := c.tree.Get(&item[O]{key: key})
+	corrupt := c.corrupt[key]
 	c.mu.RUnlock()
-	if !ok {
+	switch {
+	case ok:
+		return it.obj, nil
+	case corrupt != nil:
+		err := *corrupt // the caller's to keep
+		return zero, &err
+	default:
 		return c.src.Get(ctx, key, opts)
 	}
-	return it.obj, nil
 }
 
 // GetList implements storage.Interface with the store's semantics (see

@@ -14,6 +14,7 @@ type metrics struct {
 	expired    prometheus.Counter
 	lag        prometheus.Gauge
 	relists    prometheus.Counter
+	corrupt    prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, resource string) (*metrics, error) {
@@ -53,7 +54,16 @@ func newMetrics(reg prometheus.Registerer, resource string) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	corrupt, err := register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "apiloom", Subsystem: "watch_cache", Name: "corrupt_objects",
+		Help: "Objects whose stored value does not decode, as the watch cache currently knows them. They are left out of lists and watches; " +
+			"the log names each, and DELETE with ignoreStoreReadErrorWithClusterBreakingPotential removes them.",
+	}, labels))
+	if err != nil {
+		return nil, err
+	}
 	return &metrics{
+		corrupt:    corrupt.WithLabelValues(resource),
 		watchers:   watchers.WithLabelValues(resource),
 		dispatched: dispatched.WithLabelValues(resource),
 		expired:    expired.WithLabelValues(resource),

@@ -222,7 +222,14 @@ func (w *watcher[O]) translate(e *event[O]) (storage.Event[O], bool) {
 			return e.primary(), true
 		}
 	case watch.Deleted:
-		if matches(&w.m, e.prev) {
+		if e.prev == nil {
+			// Built from the key of a value that does not decode: only the
+			// namespace and name are known.
+			p := storage.Predicate{Label: w.m.label, Field: w.m.field}
+			if p.MayMatchKey(e.obj.GetNamespace(), e.obj.GetName()) {
+				return e.primary(), true
+			}
+		} else if matches(&w.m, e.prev) {
 			return e.primary(), true
 		}
 	case watch.Modified:

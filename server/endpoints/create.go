@@ -48,11 +48,12 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 }
 
 // dryRunCreate checks that a create at key would not collide, as
-// kube-apiserver's dry-run storage does.
+// kube-apiserver's dry-run storage does. A key whose value does not decode
+// is taken, as the create itself would find it.
 func (h *handler[O]) dryRunCreate(r *http.Request, key string) error {
 	_, err := h.store.Get(r.Context(), key, storage.GetOptions{})
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, storage.ErrCorrupt):
 		return &storage.Error{Err: storage.ErrExists, Key: key}
 	case errors.Is(err, storage.ErrNotFound):
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -23,7 +24,8 @@ const deleteCollectionPageSize = 10000
 // that removes its last finalizer deletes it. DeleteOptions come from the
 // body or, without one, the query; preconditions that do not hold are 409.
 // Propagation policies are accepted and, without a garbage collector,
-// change nothing.
+// change nothing. With ignoreStoreReadErrorWithClusterBreakingPotential it
+// is the unsafe delete of an object that cannot be read (deleteCorrupt).
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
 	out, err := negotiate(r, oneObject)
 	if err != nil {
@@ -32,6 +34,9 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	opts, err := h.deleteOptions(w, r)
 	if err != nil {
 		return err
+	}
+	if unsafeDelete(opts) {
+		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
 	obj, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0)
 	if err != nil {
@@ -56,6 +61,12 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	opts, err := h.deleteOptions(w, r)
 	if err != nil {
 		return err
+	}
+	if unsafeDelete(opts) {
+		// The unsafe delete names one object: the one that cannot be read.
+		return invalidOptions("DeleteOptions", field.ErrorList{field.Invalid(
+			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
+			"is not allowed with DELETECOLLECTION, try again after removing the option")})
 	}
 	ctx := r.Context()
 	pre, dryRun := preconditions(opts), len(opts.DryRun) > 0

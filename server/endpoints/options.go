@@ -184,14 +184,22 @@ func deleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(q.Get("propagationPolicy"))
 		opts.PropagationPolicy = &p
 	}
+	if q.Has("ignoreStoreReadErrorWithClusterBreakingPotential") {
+		v := queryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &v
+	}
 	return opts, nil
 }
 
 // validateDeleteOptions is kube-apiserver's check of DeleteOptions (422
 // Invalid of kind DeleteOptions): propagation policy values, orphan and
-// policy together, dryRun values.
+// policy together, dryRun values, and that the unsafe delete's
+// ignoreStoreReadErrorWithClusterBreakingPotential comes without
+// preconditions, propagation policy, orphanDependents or grace period,
+// which it could not honour. The option is offered, as kube-apiserver
+// v1.37 offers it by default (feature AllowUnsafeMalformedObjectDeletion,
+// beta and on since 1.37).
 func validateDeleteOptions(opts *metav1.DeleteOptions) error {
-	opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil // not offered
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
 		return invalidOptions("DeleteOptions", errs)
 	}

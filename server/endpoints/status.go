@@ -58,6 +58,7 @@ const (
 	verbList          // a list without a continue token
 	verbContinue      // a list page from a continue token
 	verbWatch
+	verbUpdate // an update or patch
 )
 
 // storageStatus maps err, which may come from storage, to the API error the
@@ -103,7 +104,11 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 		return apierrors.NewRequestEntityTooLargeError(detailOr(se, "the object is too large to store"))
 	case errors.Is(se, storage.ErrInvalidKey):
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid name or namespace: %q", se.Key))
-	default: // ErrCorrupt and anything new
+	case errors.Is(se, storage.ErrCorrupt):
+		return corruptStatus(se, gr, v)
+	case errors.Is(se, storage.ErrNotCorrupt):
+		return notCorruptStatus(se, gr, name)
+	default: // anything new
 		return apierrors.NewInternalError(err)
 	}
 }

@@ -110,7 +110,13 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 		return emptied, nil
 	}
 	if err != nil {
-		return zero, storageStatus(err, h.gr, rt.name, verbOther)
+		// A dry run read the object with Get, and kube-apiserver words
+		// its errors as a Get's.
+		v := verbUpdate
+		if dryRun {
+			v = verbOther
+		}
+		return zero, storageStatus(err, h.gr, rt.name, v)
 	}
 	return result, nil
 }

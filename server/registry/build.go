@@ -60,12 +60,17 @@ type builder func(ctx context.Context, b Backend, out *Served) error
 
 func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 	return func(ctx context.Context, b Backend, out *Served) error {
-		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def)
+		var log *slog.Logger
+		if b.Log != nil {
+			log = b.Log.With("resource", def.GroupResource().String())
+		}
+		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
+			storage.WithLogger(log), storage.WithMetrics(b.Metrics))
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}
-			if b.Log != nil {
-				opts = append(opts, cache.WithLogger(b.Log.With("resource", def.GroupResource().String())))
+			if log != nil {
+				opts = append(opts, cache.WithLogger(log))
 			}
 			if b.Metrics != nil {
 				opts = append(opts, cache.WithMetrics(b.Metrics))

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	jsoniter "github.com/json-iterator/go"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,12 +39,19 @@ func (c *codec[O]) encode(obj O) ([]byte, error) {
 
 // decode returns the object stored as data at revision rev, with its
 // resourceVersion set to rev and its kind and apiVersion set. key is the
-// relative key, for the error.
+// relative key, for the error. A value that does not decode is an *Error
+// wrapping ErrCorrupt.
 func (c *codec[O]) decode(data []byte, rev int64, key string) (O, error) {
 	obj := c.newObj()
 	if err := decoder.Unmarshal(data, obj); err != nil {
-		var zero O
-		return zero, &Error{Err: ErrCorrupt, Key: key, ResourceVersion: rev, Detail: err.Error()}
+		// The slow path of a rare event: decode again with encoding/json,
+		// whose error is the one kube-apiserver reports ("invalid
+		// character ..."), and whose reading wins should the two differ.
+		obj = c.newObj()
+		if err := json.Unmarshal(data, obj); err != nil {
+			var zero O
+			return zero, &Error{Err: ErrCorrupt, Key: key, ResourceVersion: rev, Detail: err.Error()}
+		}
 	}
 	c.stamp(obj, rev)
 	return obj, nil
@@ -61,5 +69,20 @@ func (c *codec[O]) stamp(obj O, rev int64) {
 func (c *codec[O]) empty(rev int64) O {
 	obj := c.newObj()
 	c.stamp(obj, rev)
+	return obj
+}
+
+// keyObject returns a new object that carries only what the key and the
+// revision tell: namespace, name, kind and resourceVersion. It stands for
+// an object whose stored value cannot be read, in the DELETED that tells
+// watchers it is gone.
+func (c *codec[O]) keyObject(key string, rev int64) O {
+	obj := c.empty(rev)
+	if ns, name, ok := strings.Cut(key, "/"); ok {
+		obj.SetNamespace(ns)
+		obj.SetName(name)
+	} else {
+		obj.SetName(key)
+	}
 	return obj
 }

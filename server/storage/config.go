@@ -1,5 +1,11 @@
 package storage
 
+import (
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
 // Option configures a Store.
 type Option func(*config)
 
@@ -20,6 +26,11 @@ type config struct {
 	// --max-request-bytes); a write that would send more fails with
 	// ErrTooLarge before it is sent.
 	maxRequestBytes int
+	// log receives the store's reports: values that do not decode, unsafe
+	// deletes. Never nil.
+	log *slog.Logger
+	// registerer receives the store's metrics; nil registers nothing.
+	registerer prometheus.Registerer
 }
 
 const (
@@ -36,6 +47,7 @@ func defaultConfig() config {
 		syncPageSize:    defaultSyncPageSize,
 		maxListChunk:    defaultMaxListChunk,
 		maxRequestBytes: DefaultMaxRequestBytes,
+		log:             slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -50,6 +62,21 @@ func WithMaxRequestBytes(n int) Option {
 		}
 	}
 }
+
+// WithLogger sets where the store reports values that do not decode and
+// unsafe deletes (default: nowhere). nil keeps the default.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// WithMetrics registers the store's metrics with r. Stores of different
+// resources may share one registerer; their series differ by the
+// "resource" label.
+func WithMetrics(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
 
 // WithWatchQueueLimit sets how many undelivered events one watcher may hold
 // before it ends with ErrExpired (default 10000). n < 1 keeps the default.

@@ -27,10 +27,16 @@ var (
 	// ErrInvalidResourceVersion: a resourceVersion that is not a revision.
 	ErrInvalidResourceVersion = errors.New("storage: invalid resource version")
 	// ErrCorrupt: stored bytes that do not decode into the resource's type.
+	// The Error carries the key, the value's revision (ResourceVersion) and
+	// the decode error (Detail).
 	ErrCorrupt = errors.New("storage: stored object does not decode")
 	// ErrTooLarge: an object whose stored form is more than etcd accepts in
 	// one request (WithMaxRequestBytes, or etcd's own refusal).
 	ErrTooLarge = errors.New("storage: object too large")
+	// ErrNotCorrupt: DeleteCorrupt found a value that decodes. An object
+	// that can be read is deleted the ordinary way, with its preconditions
+	// and finalizers.
+	ErrNotCorrupt = errors.New("storage: stored object decodes")
 	// ErrInvalidKey: a key that is not "namespace/name" (namespaced) or
 	// "name" (cluster-scoped), or has an empty, "." or ".." segment.
 	ErrInvalidKey = errors.New("storage: invalid key")
@@ -50,6 +56,9 @@ type Error struct {
 	Continue string
 	// Detail is an optional human explanation.
 	Detail string
+	// StoredKey is the full etcd key (the resource prefix and Key), set
+	// where a message names it as kube-apiserver's does (ErrNotCorrupt).
+	StoredKey string
 }
 
 func (e *Error) Error() string {

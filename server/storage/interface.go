@@ -24,11 +24,40 @@ import (
 // callers (the watch cache hands every reader the same object) and must be
 // treated as read-only: copy one (DeepCopyObject) before changing it. The
 // object GuaranteedUpdate passes to tryUpdate is the caller's to change.
+//
+// # Corrupt values
+//
+// A value under the prefix that does not decode into the resource's type
+// (written around the API, or by a broken release) never blocks the
+// resource. Reads of its key fail with ErrCorrupt: Get, GuaranteedUpdate
+// and Delete (the key is taken, so Create is ErrExists). Everything that
+// reads many keys leaves it out: GetList and a watch's initial events skip
+// it, and for watchers an unreadable value is the object's absence:
+//
+//   - a PUT of an unreadable value is a DELETED of the previous state if
+//     that decodes (filtered by the predicate, as a leaving object), and
+//     otherwise, when the previous value is unreadable, unknown or absent,
+//     a DELETED built from the key (an object carrying only namespace,
+//     name and the revision, matched on metadata.name and
+//     metadata.namespace alone). The event's Corrupt is set;
+//   - a DELETE of an unreadable value is a DELETED built from the key;
+//   - a PUT of a readable value over an unreadable one is an ADDED, where
+//     the implementation knows the previous value was unreadable: always
+//     for the cache, and for the store when the watcher read it (its
+//     initial events or an earlier event, or a selector made it decode the
+//     previous value). Otherwise it is a MODIFIED of an object the client
+//     does not hold, which clients (client-go, the cache) treat as an add.
+//
+// A DELETED built from the key may reach a client that never had the
+// object (a key created unreadable): a reflector's store ignores it, and
+// an informer may pass it to its OnDelete handlers, where reconciling the
+// key finds nothing to do. DeleteCorrupt removes an unreadable value (the
+// unsafe delete).
 type Interface[O resource.Object] interface {
 	// Get returns the object at key. With opts.ResourceVersion "" it is a
 	// consistent read; "0" allows any state; "N" requires state at least N
 	// (ErrTooLargeResourceVersion if the store cannot reach N).
-	// A missing key is ErrNotFound.
+	// A missing key is ErrNotFound, an unreadable one ErrCorrupt.
 	Get(ctx context.Context, key string, opts GetOptions) (O, error)
 
 	// GetList returns the objects matching opts, with the revision they were
@@ -37,6 +66,7 @@ type Interface[O resource.Object] interface {
 	// (ErrExpired if compacted), N > current → ErrTooLargeResourceVersion.
 	// With Limit > 0 the list is paginated; Continue resumes at the token's
 	// revision and key (ErrExpired, with a fresh token, if compacted).
+	// Unreadable values are skipped, as objects the predicate rejects are.
 	GetList(ctx context.Context, opts ListOptions) (*List[O], error)
 
 	// Watch streams changes matching opts.Predicate. ResourceVersion N
@@ -47,6 +77,7 @@ type Interface[O resource.Object] interface {
 	// k8s.io/initial-events-end when AllowBookmarks is set. A MODIFIED object
 	// that stops (starts) matching the predicate is delivered as DELETED (ADDED).
 	// DELETED carries the deletion revision as its resourceVersion.
+	// Unreadable values never end a watch (see Corrupt values above).
 	Watch(ctx context.Context, opts ListOptions) (Watcher[O], error)
 
 	// Create stores obj at key if the key is free (ErrExists otherwise) and
@@ -65,6 +96,14 @@ type Interface[O resource.Object] interface {
 	// (ErrPrecondition) and returns the last stored state, with the deletion
 	// revision as its resourceVersion. A missing key is ErrNotFound.
 	Delete(ctx context.Context, key string, pre *Preconditions) (O, error)
+
+	// DeleteCorrupt removes the value at key only while it does not decode:
+	// the unsafe delete of an object nobody can read, so no preconditions,
+	// finalizers or other checks of its content apply. A missing key is
+	// ErrNotFound; a value that decodes is ErrNotCorrupt and stays. Watchers
+	// see a DELETED built from the key. With dryRun it deletes nothing and
+	// returns what the delete would: nil for a value that does not decode.
+	DeleteCorrupt(ctx context.Context, key string, dryRun bool) error
 }
 
 // GetOptions controls Get.
@@ -122,6 +161,11 @@ type List[O resource.Object] struct {
 	// The watch cache keeps every object encoded already, so lists it
 	// serves are written without encoding anything again.
 	Raw [][]byte
+	// Corrupt lists the values this page skipped because they do not
+	// decode (ErrCorrupt errors with key, revision and decode error), in
+	// key order. The etcd store fills it, so that the watch cache learns
+	// them when it lists; the cache holds no such values and leaves it nil.
+	Corrupt []*Error
 }
 
 // Event is one watch event.
@@ -135,6 +179,12 @@ type Event[O resource.Object] struct {
 	// watcher that receives it. Read-only. Producers that do not encode
 	// leave it nil and the handler encodes Object.
 	Frame []byte
+	// Corrupt is set on the DELETED that a PUT of an unreadable value
+	// becomes (see Corrupt values on Interface): the object was not
+	// deleted, its key now holds a value that does not decode. It is the
+	// ErrCorrupt a Get of the key returns. Consumers that track such keys
+	// (the watch cache) read it; clients ignore it.
+	Corrupt *Error
 }
 
 // Watcher is one watch stream. It is used by one goroutine.

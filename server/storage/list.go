@@ -53,6 +53,10 @@ var errRestartList = errors.New("storage: list revision compacted mid-list")
 // read in growing chunks until Limit objects match or the range ends, so a
 // page is short only at the end of the list. RemainingItemCount is set only
 // for unfiltered lists with more items.
+//
+// A value that does not decode is skipped like an object the selector
+// rejects (it still counts in RemainingItemCount, which is an estimate),
+// reported (decodeErrors) and listed in the page's Corrupt.
 func (s *Store[O]) GetList(ctx context.Context, opts ListOptions) (*List[O], error) {
 	plan, err := s.planList(opts)
 	if err != nil {
@@ -132,6 +136,7 @@ func (s *Store[O]) readList(ctx context.Context, p listPlan, opts ListOptions) (
 		lastKey   string // relative key of the last object evaluated
 		hasMore   bool
 		remaining *int64
+		corrupt   []*Error // values skipped because they do not decode
 	)
 	if paging {
 		items = make([]O, 0, min(opts.Limit, 1024))
@@ -165,9 +170,14 @@ func (s *Store[O]) readList(ctx context.Context, p listPlan, opts ListOptions) (
 			}
 			consumed++
 			lastKey = s.relKey(kv.Key)
-			obj, err := s.codec.decode(kv.Value, kv.ModRevision, lastKey)
+			obj, err := s.decode(kv.Value, kv.ModRevision, lastKey)
 			if err != nil {
-				return nil, err
+				se, ok := corruptError(err)
+				if !ok {
+					return nil, err
+				}
+				corrupt = append(corrupt, se)
+				continue
 			}
 			if s.matches(opts.Predicate, obj) {
 				items = append(items, obj)
@@ -198,7 +208,7 @@ func (s *Store[O]) readList(ctx context.Context, p listPlan, opts ListOptions) (
 	if items == nil {
 		items = []O{}
 	}
-	list := &List[O]{Items: items, ResourceVersion: rev, RemainingItemCount: remaining}
+	list := &List[O]{Items: items, ResourceVersion: rev, RemainingItemCount: remaining, Corrupt: corrupt}
 	if hasMore {
 		list.Continue = ContinueAfter(lastKey, rev)
 	}

@@ -32,6 +32,9 @@ type Store[O resource.Object] struct {
 	codec      codec[O]
 	fields     func(O) fields.Set // the resource's selectable fields
 	cfg        config
+	// decodeErrors counts and logs values that do not decode; safe for
+	// concurrent use.
+	decodeErrors *decodeErrors
 }
 
 // New returns the store of the resource def under prefix, the resource's
@@ -55,6 +58,8 @@ func New[O resource.Object](client *clientv3.Client, prefix string, def *resourc
 		codec:      codec[O]{newObj: def.New, gvk: def.GroupVersionKind()},
 		fields:     def.Fields,
 		cfg:        cfg,
+
+		decodeErrors: newDecodeErrors(cfg.log, cfg.registerer, def.GroupResource().String()),
 	}
 }
 
@@ -87,7 +92,7 @@ func (s *Store[O]) Get(ctx context.Context, key string, opts GetOptions) (O, err
 		return zero, &Error{Err: ErrNotFound, Key: key, CurrentRevision: resp.Header.Revision}
 	}
 	kv := resp.Kvs[0]
-	return s.codec.decode(kv.Value, kv.ModRevision, key)
+	return s.decode(kv.Value, kv.ModRevision, key)
 }
 
 // Create implements Interface. obj is not modified; the returned object is

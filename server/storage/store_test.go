@@ -30,7 +30,9 @@ func TestStore(t *testing.T) {
 		fn   func(*testing.T, *clientv3.Client)
 	}{
 		{"StoredForm", testStoredForm},
-		{"CorruptValue", testCorruptValue},
+		{"CorruptListReported", testCorruptListReported},
+		{"CorruptLoggedOncePerRevision", testCorruptLoggedOncePerRevision},
+		{"CorruptWatchRepairWithoutSelector", testCorruptWatchRepairWithoutSelector},
 		{"ClusterScoped", testClusterScoped},
 		{"DeleteRetriesOnConcurrentWrite", testDeleteRetriesOnConcurrentWrite},
 		{"WatchBookmarksFromProgress", testWatchBookmarksFromProgress},
@@ -78,28 +80,6 @@ func testStoredForm(t *testing.T, c *clientv3.Client) {
 	}
 	if out.ResourceVersion != storage.FormatResourceVersion(resp.Kvs[0].ModRevision) {
 		t.Errorf("resourceVersion %s, mod revision %d", out.ResourceVersion, resp.Kvs[0].ModRevision)
-	}
-}
-
-func testCorruptValue(t *testing.T, c *clientv3.Client) {
-	s := newWidgetStore(t, c)
-	ctx := t.Context()
-	w, err := s.Watch(ctx, storage.ListOptions{ResourceVersion: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	if _, err := c.Put(ctx, storagetest.Prefix+"ns/bad", "{not json"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, "ns/bad", storage.GetOptions{}); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("get: %v, want ErrCorrupt", err)
-	}
-	if _, err := s.GetList(ctx, storage.ListOptions{}); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("list: %v, want ErrCorrupt", err)
-	}
-	if _, err := w.Next(ctx, nil); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("watch: %v, want ErrCorrupt", err)
 	}
 }
 

@@ -78,7 +78,7 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 			return zero, &Error{Err: ErrNotFound, Key: key}
 		}
 		kv := kvs[0]
-		cur, err := s.codec.decode(kv.Value, kv.ModRevision, key)
+		cur, err := s.decode(kv.Value, kv.ModRevision, key)
 		if err != nil {
 			return zero, err
 		}

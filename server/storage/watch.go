@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"io"
-	"strings"
 	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,6 +25,12 @@ import (
 //     current revision.
 //   - RV N otherwise: every change after N; if N has been compacted, Next
 //     returns an *Error wrapping ErrExpired.
+//
+// Values that do not decode never end the watch: the initial events skip
+// them and a change to or from one becomes the event Interface documents
+// (Corrupt values). The watcher remembers the keys it has seen unreadable,
+// so that a readable value written over one is an ADDED even without a
+// selector, which would otherwise not make it decode the previous value.
 //
 // With AllowBookmarks, etcd's progress notifications (periodic, or asked
 // for with RequestProgress) become BOOKMARK events. A consumer that leaves
@@ -77,6 +82,7 @@ func (s *Store[O]) Watch(ctx context.Context, opts ListOptions) (Watcher[O], err
 		queue:       newEventQueue[O](s.cfg.watchQueueLimit),
 		cancel:      cancel,
 		done:        make(chan struct{}),
+		unreadable:  make(map[string]struct{}),
 	}
 	go w.run(wctx)
 	return w, nil
@@ -106,6 +112,10 @@ type watcher[O resource.Object] struct {
 	done        chan struct{}      // closed when run has returned
 
 	stopped atomic.Bool // Stop was called: the stream ends with io.EOF
+
+	// unreadable holds the relative keys whose last value the watch read
+	// did not decode. Owned by run's goroutine.
+	unreadable map[string]struct{}
 }
 
 // Next implements Watcher.
@@ -178,10 +188,7 @@ func (w *watcher[O]) produce(ctx context.Context) error {
 			continue
 		}
 		for _, ev := range resp.Events {
-			e, ok, err := w.convert(ev)
-			if err != nil {
-				return err
-			}
+			e, ok := w.convert(ev)
 			lastRev = ev.Kv.ModRevision
 			if ok && !w.queue.tryPush(e) {
 				return w.fellBehind(lastRev)
@@ -211,9 +218,11 @@ func (w *watcher[O]) sync(ctx context.Context) error {
 			return etcdError("list", "", err)
 		}
 		for _, kv := range resp.Kvs {
-			obj, err := w.s.codec.decode(kv.Value, kv.ModRevision, w.s.relKey(kv.Key))
+			key := w.s.relKey(kv.Key)
+			obj, err := w.s.decode(kv.Value, kv.ModRevision, key)
 			if err != nil {
-				return err
+				w.unreadable[key] = struct{}{} // skipped, as GetList skips it
+				continue
 			}
 			if !w.s.matches(w.pred, obj) {
 				continue
@@ -231,70 +240,103 @@ func (w *watcher[O]) sync(ctx context.Context) error {
 
 // convert turns one etcd event into the watch event the predicate calls
 // for, if any. Objects carry the event's revision: for DELETED, the state
-// before the change with the deletion (or modification) revision.
-func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool, error) {
+// before the change with the deletion (or modification) revision. Values
+// that do not decode are handled as Interface documents (Corrupt values).
+func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool) {
 	key := w.s.relKey(ev.Kv.Key)
 	rev := ev.Kv.ModRevision
 	none := Event[O]{}
 
 	if ev.Type == clientv3.EventTypeDelete {
-		prev, err := w.previous(ev, key, rev)
-		if err != nil || !w.s.matches(w.pred, prev) {
-			return none, false, err
+		delete(w.unreadable, key)
+		prev, ok := w.previous(ev, key, rev)
+		if !ok {
+			return w.deletedKey(key, rev, nil)
 		}
-		return Event[O]{Type: watch.Deleted, Object: prev}, true, nil
+		if !w.s.matches(w.pred, prev) {
+			return none, false
+		}
+		return Event[O]{Type: watch.Deleted, Object: prev}, true
 	}
 
-	cur, err := w.s.codec.decode(ev.Kv.Value, rev, key)
+	cur, err := w.s.decode(ev.Kv.Value, rev, key)
 	if err != nil {
-		return none, false, err
+		return w.becameUnreadable(ev, key, rev, err)
 	}
 	curOK := w.s.matches(w.pred, cur)
-	if ev.IsCreate() {
+	_, wasUnreadable := w.unreadable[key]
+	delete(w.unreadable, key)
+	if ev.IsCreate() || wasUnreadable {
 		if !curOK {
-			return none, false, nil
+			return none, false
 		}
-		return Event[O]{Type: watch.Added, Object: cur}, true, nil
+		return Event[O]{Type: watch.Added, Object: cur}, true
 	}
 	if w.pred.Empty() {
-		return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+		return Event[O]{Type: watch.Modified, Object: cur}, true
 	}
 	if ev.PrevKv == nil {
 		// The previous state is unknown; a DELETED for an object the
 		// client never had is harmless, a stale object left behind is not.
 		if curOK {
-			return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+			return Event[O]{Type: watch.Modified, Object: cur}, true
 		}
-		return Event[O]{Type: watch.Deleted, Object: cur}, true, nil
+		return Event[O]{Type: watch.Deleted, Object: cur}, true
 	}
-	prev, err := w.previous(ev, key, rev)
-	if err != nil {
-		return none, false, err
-	}
-	switch prevOK := w.s.matches(w.pred, prev); {
+	// An unreadable previous value is a state the client does not hold.
+	prev, prevRead := w.previous(ev, key, rev)
+	switch prevOK := prevRead && w.s.matches(w.pred, prev); {
 	case curOK && prevOK:
-		return Event[O]{Type: watch.Modified, Object: cur}, true, nil
+		return Event[O]{Type: watch.Modified, Object: cur}, true
 	case curOK:
-		return Event[O]{Type: watch.Added, Object: cur}, true, nil
+		return Event[O]{Type: watch.Added, Object: cur}, true
 	case prevOK:
-		return Event[O]{Type: watch.Deleted, Object: prev}, true, nil
+		return Event[O]{Type: watch.Deleted, Object: prev}, true
 	default:
-		return none, false, nil
+		return none, false
 	}
 }
 
-// previous decodes the state before ev, stamped with ev's revision. If etcd
-// sent no previous value it is an empty object named after the key.
-func (w *watcher[O]) previous(ev *clientv3.Event, key string, rev int64) (O, error) {
-	if ev.PrevKv != nil {
-		return w.s.codec.decode(ev.PrevKv.Value, rev, key)
+// becameUnreadable is the event for a PUT of a value that does not decode
+// (decodeErr): the object's last readable state leaves the watch, as a
+// DELETED of that state if it decodes and matched, or built from the key
+// if the previous value is unreadable, unknown or absent.
+func (w *watcher[O]) becameUnreadable(ev *clientv3.Event, key string, rev int64, decodeErr error) (Event[O], bool) {
+	w.unreadable[key] = struct{}{}
+	corrupt, _ := corruptError(decodeErr)
+	prev, ok := w.previous(ev, key, rev)
+	if !ok {
+		return w.deletedKey(key, rev, corrupt)
 	}
-	obj := w.s.codec.empty(rev)
-	if ns, name, ok := strings.Cut(key, "/"); ok {
-		obj.SetNamespace(ns)
-		obj.SetName(name)
-	} else {
-		obj.SetName(key)
+	if !w.s.matches(w.pred, prev) {
+		return Event[O]{}, false // the client does not hold it
 	}
-	return obj, nil
+	return Event[O]{Type: watch.Deleted, Object: prev, Corrupt: corrupt}, true
+}
+
+// deletedKey is a DELETED built from the key at rev, for a change whose
+// previous state cannot be read: delivered if the object may match.
+func (w *watcher[O]) deletedKey(key string, rev int64, corrupt *Error) (Event[O], bool) {
+	obj := w.s.codec.keyObject(key, rev)
+	if !w.pred.MayMatchKey(obj.GetNamespace(), obj.GetName()) {
+		return Event[O]{}, false
+	}
+	return Event[O]{Type: watch.Deleted, Object: obj, Corrupt: corrupt}, true
+}
+
+// previous decodes the state before ev, stamped with ev's revision. It
+// reports false when there is none to read: etcd sent no previous value
+// (a create, or compacted history) or the value does not decode.
+func (w *watcher[O]) previous(ev *clientv3.Event, key string, rev int64) (O, bool) {
+	var zero O
+	if ev.PrevKv == nil {
+		return zero, false
+	}
+	// Decoded at its own revision, which a decode error names.
+	obj, err := w.s.decode(ev.PrevKv.Value, ev.PrevKv.ModRevision, key)
+	if err != nil {
+		return zero, false
+	}
+	w.s.codec.stamp(obj, rev)
+	return obj, true
 }

@@ -74,6 +74,12 @@ func Run(t *testing.T, cfg Config) {
 		{"WatchNamespace", testWatchNamespace},
 		{"WatchExpired", testWatchExpired},
 		{"WatchStop", testWatchStop},
+		{"CorruptReads", testCorruptReads},
+		{"CorruptListHistory", testCorruptListHistory},
+		{"CorruptWatch", testCorruptWatch},
+		{"CorruptWatchSelector", testCorruptWatchSelector},
+		{"CorruptWatchInitial", testCorruptWatchInitial},
+		{"DeleteCorrupt", testDeleteCorrupt},
 	}
 	var n atomic.Int64
 	for _, tc := range tests {
