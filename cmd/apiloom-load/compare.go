@@ -48,6 +48,24 @@ func listMetric(name, format string, f func(*listResult) float64) metric {
 	}, format}
 }
 
+func stalledMetric(name, format string, f func(*stalledResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.Stalled == nil {
+			return 0, false
+		}
+		return f(r.Stalled), true
+	}, format}
+}
+
+func rapidResetMetric(name, format string, f func(*rapidResetResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.RapidReset == nil {
+			return 0, false
+		}
+		return f(r.RapidReset), true
+	}, format}
+}
+
 func baselineMetric(name, format string, f func(*baselineResult) float64) metric {
 	return metric{name, func(r *result) (float64, bool) {
 		if r.Baseline == nil {
@@ -92,6 +110,16 @@ var comparisonMetrics = []metric{
 	listMetric("list creates/s", "%.0f", func(l *listResult) float64 { return l.CreateRate }),
 	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
 	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
+	stalledMetric("stalled watchers opened", "%.0f", func(s *stalledResult) float64 { return float64(s.Opened) }),
+	stalledMetric("stalled RSS growth MiB (peak)", "%.1f", func(s *stalledResult) float64 { return float64(s.RSSPeakKiB-s.RSSBeforeKiB) / 1024 }),
+	stalledMetric("stalled RSS KiB/watcher (peak)", "%.1f", func(s *stalledResult) float64 { return s.RSSPerWatcherKiB }),
+	stalledMetric("stalled ended by the server", "%.0f", func(s *stalledResult) float64 { return float64(s.Ended) }),
+	rapidResetMetric("rapidreset streams opened", "%.0f", func(r *rapidResetResult) float64 { return float64(r.StreamsOpened) }),
+	rapidResetMetric("rapidreset connection closed after s", "%.2f", func(r *rapidResetResult) float64 { return r.ClosedAfter.Seconds() }),
+	rapidResetMetric("rapidreset healthy p50 before ms", "%.2f", func(r *rapidResetResult) float64 { return msOf(r.HealthyBefore.P50) }),
+	rapidResetMetric("rapidreset healthy p50 during ms", "%.2f", func(r *rapidResetResult) float64 { return msOf(r.HealthyDuring.P50) }),
+	rapidResetMetric("rapidreset healthy p99 during ms", "%.2f", func(r *rapidResetResult) float64 { return msOf(r.HealthyDuring.P99) }),
+	rapidResetMetric("rapidreset server CPU s", "%.2f", func(r *rapidResetResult) float64 { return r.ServerCPU.Seconds() }),
 	baselineMetric("baseline loopback write µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.LoopbackWrite) }),
 	baselineMetric("baseline TLS write µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.TLSWrite) }),
 	baselineMetric("baseline json encode µs", "%.2f", func(b *baselineResult) float64 { return usOf(b.JSONEncode) }),

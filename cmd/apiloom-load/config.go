@@ -52,6 +52,9 @@ type config struct {
 	StalledHold      time.Duration
 	StalledWriteRate float64
 
+	RapidResetDuration time.Duration
+	RapidResetWarmup   time.Duration
+
 	// Profile names a pprof CPU profile endpoint to sample during the
 	// fanout writes ("server" for the target's /debug/pprof/profile);
 	// ProfileOut is where the profile goes.
@@ -74,6 +77,7 @@ func defaultConfig() config {
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListCompression: true,
 		BaselineTime:    500 * time.Millisecond,
 		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
+		RapidResetDuration: 20 * time.Second, RapidResetWarmup: 5 * time.Second,
 		ProfileOut: "fanout.cpu.pprof",
 	}
 }
@@ -111,6 +115,8 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.StalledTransport, "stalled-transport", c.StalledTransport, "stalled: http1 (a TLS connection each) or h2 (--streams-per-conn streams a connection)")
 	fs.DurationVar(&c.StalledHold, "stalled-hold", c.StalledHold, "stalled: how long to hold the watchers unread")
 	fs.Float64Var(&c.StalledWriteRate, "stalled-write-rate", c.StalledWriteRate, "stalled: object updates a second during the hold")
+	fs.DurationVar(&c.RapidResetDuration, "rapid-reset-duration", c.RapidResetDuration, "rapidreset: how long one connection opens and resets streams")
+	fs.DurationVar(&c.RapidResetWarmup, "rapid-reset-warmup", c.RapidResetWarmup, "rapidreset: how long healthy requests are timed before the attack")
 	fs.StringVar(&c.Profile, "profile", c.Profile, `fanout: pprof CPU profile URL (loopback) to sample while writing, or "server" for the target's /debug/pprof/profile`)
 	fs.StringVar(&c.ProfileOut, "profile-out", c.ProfileOut, "fanout: where to write the CPU profile")
 	fs.StringVar(&c.SelfProfile, "self-cpuprofile", c.SelfProfile, "write a CPU profile of the load generator itself to this file")

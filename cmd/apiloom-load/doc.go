@@ -17,6 +17,13 @@
 //     whether all N are still open afterwards.
 //   - list: K objects of ~1 KiB, then LIST with resourceVersion=0 and a
 //     consistent LIST, median time of each.
+//   - stalled: N watchers from resourceVersion=0, over HTTP/1.1 (a TLS
+//     connection each) or HTTP/2, that never read while objects change;
+//     server RSS and heap, and how many the server ended.
+//   - rapidreset: one HTTP/2 connection opens streams and resets them at
+//     once (CVE-2023-44487) while a healthy client times small LISTs on
+//     its own connection; whether and when the server sent GOAWAY and
+//     closed the attacker, and the healthy p50/p99 before and during.
 //   - baseline: what the machine itself charges for the work a server must
 //     do per event: a 1 KiB loopback write (plain and TLS) and encoding a
 //     1 KiB object, so CPU per event can be read as a ratio.

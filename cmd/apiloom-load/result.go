@@ -22,6 +22,8 @@ type result struct {
 	List     *listResult     `json:"list,omitempty"`
 	Baseline *baselineResult `json:"baseline,omitempty"`
 	Stalled  *stalledResult  `json:"stalled,omitempty"`
+	// RapidReset is the rapid-reset attack scenario.
+	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
 	// Failures names scenarios that could not run, with why.
 	Failures map[string]string `json:"failures,omitempty"`
 }

@@ -14,7 +14,7 @@ func stderrLog(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "stalled": true}
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "stalled": true, "rapidreset": true}
 
 // run runs the named scenarios in order against the target. A scenario
 // that fails is recorded in the result and the others still run; only a
@@ -65,6 +65,8 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 			r.List, err = runList(ctx, c, t, objs, logf)
 		case "stalled":
 			r.Stalled, err = runStalled(ctx, c, t, objs, s, logf)
+		case "rapidreset":
+			r.RapidReset, err = runRapidReset(ctx, c, t, s, logf)
 		}
 		if err != nil {
 			fail(name, err)
