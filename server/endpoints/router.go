@@ -112,3 +112,17 @@ func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool)
 	}
 	return res, rte, true
 }
+
+// IsWatch reports whether the handler serves r as a watch: a GET of a
+// resource path (of a collection or, as apiloom also serves it, of one
+// object) whose watch parameter is true by kube-apiserver's reading (any
+// value but "0" and "false"). A watch may run for an hour, so filters in
+// front of the handler exempt it from the request timeout and the
+// in-flight limits, as kube-apiserver exempts its long-running requests.
+func IsWatch(r *http.Request) bool {
+	if r.Method != http.MethodGet || !queryBool(r.URL.Query(), "watch") {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/")
+	return ok && strings.Count(strings.Trim(rest, "/"), "/") >= 2 // group/version/plural...
+}

@@ -63,3 +63,27 @@ func TestRouter(t *testing.T) {
 		}
 	}
 }
+
+// TestIsWatch: what the request filters exempt as a watch is exactly what
+// dispatch serves as one.
+func TestIsWatch(t *testing.T) {
+	for _, tc := range []struct {
+		method, url string
+		want        bool
+	}{
+		{"GET", "/apis/g/v1/foos?watch=true", true},
+		{"GET", "/apis/g/v1/namespaces/ns/foos?watch=1", true},
+		{"GET", "/apis/g/v1/namespaces/ns/foos/x?watch=yes", true}, // any value but 0 and false
+		{"GET", "/apis/g/v1/foos?watch=", true},
+		{"GET", "/apis/g/v1/foos?watch=false", false},
+		{"GET", "/apis/g/v1/foos?watch=0", false},
+		{"GET", "/apis/g/v1/foos", false},
+		{"POST", "/apis/g/v1/foos?watch=true", false},
+		{"GET", "/apis/g/v1?watch=true", false}, // discovery
+		{"GET", "/openapi/v3?watch=true", false},
+	} {
+		if got := IsWatch(httptest.NewRequest(tc.method, tc.url, nil)); got != tc.want {
+			t.Errorf("%s %s: IsWatch %v, want %v", tc.method, tc.url, got, tc.want)
+		}
+	}
+}
