@@ -52,10 +52,12 @@ type Options struct {
 	// body and writes of its response fail, and the client gets a 504
 	// Timeout Status. A client's ?timeout= shortens it. 0 disables.
 	RequestTimeout time.Duration
-	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
-	// read-only (get, list) and the mutating requests served at once;
-	// the excess gets 429 with Retry-After: 1, which client-go retries.
-	// Watches and health checks do not count. 0 means no limit.
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight are the seats
+	// of read-only (get, list) and of mutating requests served at once.
+	// A request takes one, a LIST one per 100 objects it reads (at most
+	// 10). One that finds too few free waits for a quarter of
+	// RequestTimeout, then gets 429 with Retry-After: 1, which client-go
+	// retries. Watches and health checks take none. 0 means no limit.
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 	// WatchWriteTimeout ends a watch whose client accepts none of its
@@ -101,8 +103,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
-	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "read-only requests (get, list) served at once; more are answered 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks do not count; 0: no limit")
-	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "mutating requests (create, update, patch, delete) served at once; more are answered 429 Too Many Requests with Retry-After: 1; 0: no limit")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "mutating requests (create, update, patch, delete) served at once, waiting and answered 429 beyond it as for --max-requests-inflight; 0: no limit")
 	fs.DurationVar(&o.WatchWriteTimeout, "watch-write-timeout", o.WatchWriteTimeout, "a watch (any stream) whose client accepts none of its pending data for this long is ended")
 }
 

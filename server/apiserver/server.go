@@ -124,7 +124,8 @@ func (s *Server) Run(ctx context.Context) error {
 
 	mux := http.NewServeMux()
 	disc.Install(mux)
-	mux.Handle("/apis/", endpoints.NewHandler(served.Resources...))
+	resources := endpoints.NewHandler(served.Resources...)
+	mux.Handle("/apis/", resources)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -140,7 +141,14 @@ func (s *Server) Run(ctx context.Context) error {
 	// As in kube-apiserver's chain, the timeout comes before the in-flight
 	// limit; both are inside the request metrics, which thus count their
 	// 504s and 429s.
-	limited := withMaxInFlight(s.opts.MaxRequestsInFlight, s.opts.MaxMutatingRequestsInFlight, metrics, mux)
+	limits := inFlight{
+		readOnly: s.opts.MaxRequestsInFlight, mutating: s.opts.MaxMutatingRequestsInFlight,
+		maxWait: maxQueueWait(s.opts.RequestTimeout),
+	}
+	if rs, ok := resources.(readSizer); ok {
+		limits.readSize = rs.ReadSize
+	}
+	limited := withMaxInFlight(limits, metrics, mux)
 	handler := withBearerToken(token, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
