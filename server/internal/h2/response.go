@@ -206,6 +206,7 @@ func (w *responseWriter) attach() {
 	st.data = append(st.data, w.buf...)
 	w.buf = nil
 	st.src = w.src
+	st.srcPending = true // not asked yet: it may have bytes (a watch's initial events)
 	c.readyLocked(st)
 	c.mu.Unlock()
 }

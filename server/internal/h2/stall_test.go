@@ -59,6 +59,26 @@ func TestStarvedStreamIsReset(t *testing.T) {
 	})
 }
 
+// TestStarvedNewSourceIsReset: a Source detached while its stream has no
+// window has never been asked whether it has bytes, and a watch's first
+// events are there before it could wake anyone: it counts as waiting.
+func TestStarvedNewSourceIsReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newTestSource()
+		src.pending = []byte("initial events") // there from the start, without a wake
+		rc := newRawClient(t, &h2.Server{StreamWriteTimeout: stallTimeout}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(h2.Detacher).DetachBody(src)
+		}))
+		rc.zeroWindow()
+		start := time.Now()
+		rc.get(1, "/")
+		if rst := rc.next(isRST(1)).(*http2.RSTStreamFrame); rst.ErrCode != http2.ErrCodeCancel || time.Since(start) != stallTimeout {
+			t.Fatalf("reset with %v after %v, want CANCEL after %v", rst.ErrCode, time.Since(start), stallTimeout)
+		}
+		<-src.closed
+	})
+}
+
 // TestSlowProgressIsNotReset: a client that grants one byte of window at
 // a time, each a little sooner than StreamWriteTimeout, gets the whole
 // response, however long that takes.
@@ -94,8 +114,8 @@ func TestSlowProgressIsNotReset(t *testing.T) {
 // TestConnectionStarvationResetsStreams: once the client withholds the
 // connection's window, every stream with data waiting, whether its
 // handler's or its Source's, is reset after StreamWriteTimeout and its
-// Source closed; a detached stream whose Source has nothing to send is
-// not, until it has something.
+// Source closed; a detached stream whose Source said it has nothing to
+// send is not, until it has something.
 func TestConnectionStarvationResetsStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		full, idle := newTestSource(), newTestSource()
@@ -112,20 +132,22 @@ func TestConnectionStarvationResetsStreams(t *testing.T) {
 				w.(h2.Detacher).DetachBody(idle)
 			}
 		}))
-		rc.get(1, "/fill")
-		rc.next(isEndOf(1)) // and no WINDOW_UPDATE for the connection
+		rc.get(1, "/idle")
+		rc.next(isHeaders(1))
+		<-idle.started
+		synctest.Wait() // the connection has asked it, and it had nothing
+		rc.get(3, "/fill")
+		rc.next(isEndOf(3)) // and no WINDOW_UPDATE for the connection
 		start := time.Now()
-		rc.get(3, "/handler")
-		rc.get(5, "/full")
-		rc.get(7, "/idle")
+		rc.get(5, "/handler")
+		rc.get(7, "/full")
 		<-full.started
 		full.push([]byte("y"), false)
-		<-idle.started
 
 		reset := map[uint32]bool{}
 		for len(reset) < 2 {
 			rst := rc.next(func(f http2.Frame) bool { return f.Header().Type == http2.FrameRSTStream }).(*http2.RSTStreamFrame)
-			if rst.StreamID == 7 || rst.ErrCode != http2.ErrCodeCancel {
+			if rst.StreamID == 1 || rst.ErrCode != http2.ErrCodeCancel {
 				t.Fatalf("stream %d reset with %v", rst.StreamID, rst.ErrCode)
 			}
 			reset[rst.StreamID] = true
@@ -144,7 +166,7 @@ func TestConnectionStarvationResetsStreams(t *testing.T) {
 		}
 		idle.push([]byte("z"), false)
 		start = time.Now()
-		if rst := rc.next(isRST(7)).(*http2.RSTStreamFrame); rst.ErrCode != http2.ErrCodeCancel || time.Since(start) != stallTimeout {
+		if rst := rc.next(isRST(1)).(*http2.RSTStreamFrame); rst.ErrCode != http2.ErrCodeCancel || time.Since(start) != stallTimeout {
 			t.Fatalf("once it had data: reset with %v after %v, want CANCEL after %v", rst.ErrCode, time.Since(start), stallTimeout)
 		}
 		<-idle.closed

@@ -40,8 +40,9 @@ type stream struct {
 	endAfterData bool            // END_STREAM once data is written
 	src          Source          // the rest of the body, once detached
 	appending    bool            // the writer is inside src.Append
-	// srcPending says the Source may have bytes: it woke the stream, or
-	// filled the last frame it was given, since its last Append.
+	// srcPending says the Source may have bytes: it was never asked, it
+	// woke the stream, or it filled the last frame it was given, since its
+	// last Append.
 	srcPending bool
 
 	readDeadline, writeDeadline deadline // set through http.ResponseController
