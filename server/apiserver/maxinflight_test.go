@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // Tests of withMaxInFlight, in synctest bubbles: how long a request waits
@@ -259,4 +261,13 @@ func TestMaxInFlightZeroIsUnlimited(t *testing.T) {
 			hd.hold("GET", "/apis/g/v1/foos")
 		}
 	})
+}
+
+// TestResourcesHandlerSizesReads: the handler Run mounts under /apis/
+// tells the in-flight limits how many objects a read reads, or every
+// LIST would cost one seat.
+func TestResourcesHandlerSizesReads(t *testing.T) {
+	if _, ok := endpoints.NewHandler().(readSizer); !ok {
+		t.Fatal("endpoints.NewHandler's handler has no ReadSize")
+	}
 }
