@@ -60,7 +60,10 @@ func withRequestTimeout(timeout time.Duration, next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeoutCause(r.Context(), d, errRequestTimeout)
 		defer cancel()
-		tw := &timeoutWriter{w: w, header: w.Header().Clone(), ctx: ctx, expired: make(chan struct{})}
+		tw := &timeoutWriter{
+			w: w, header: w.Header().Clone(), ctx: ctx, expired: make(chan struct{}),
+			body: r.Body != nil && r.Body != http.NoBody, http1: r.ProtoMajor == 1,
+		}
 		func() {
 			stop := context.AfterFunc(ctx, tw.expire)
 			returned := false
@@ -113,6 +116,8 @@ type timeoutWriter struct {
 	w       http.ResponseWriter
 	ctx     context.Context
 	expired chan struct{} // closed when expire returned
+	body    bool          // the request has a body
+	http1   bool          // served by net/http's HTTP/1.1
 	// header is the handler's, copied to w's at the response's start; the
 	// handler's goroutine alone uses it.
 	header http.Header
@@ -190,10 +195,21 @@ func (tw *timeoutWriter) expire() {
 	tw.mu.Unlock()
 	rc := http.NewResponseController(tw.w)
 	now := time.Now()
-	_ = rc.SetReadDeadline(now)
+	if tw.body {
+		// The handler may wait for the rest of the body. (Without one,
+		// there is nothing to end, and over HTTP/1.1 a failed read ends
+		// the connection's context, see below.)
+		_ = rc.SetReadDeadline(now)
+	}
 	if started {
 		_ = rc.SetWriteDeadline(now) // the handler's writes stop here; the filter then cuts the response
 		return
+	}
+	if tw.body && tw.http1 {
+		// net/http takes a failed read of the connection for the client
+		// leaving and cancels the connection's context, which later
+		// requests on it would inherit: it must serve none.
+		tw.w.Header().Set("Connection", "close")
 	}
 	endpoints.WriteError(tw.w, timeoutStatus())
 	_ = rc.Flush() // now, whether or not the handler is quick to return

@@ -62,6 +62,9 @@ func TestSlowBodyTimesOutHTTP1(t *testing.T) {
 		if h := <-got; !errors.Is(h.err, os.ErrDeadlineExceeded) || h.after != testTimeout {
 			t.Fatalf("the handler's body read returned %v after %v", h.err, h.after)
 		}
+		if !resp.Close {
+			t.Fatal("the 504 does not close the connection, whose context net/http cancelled")
+		}
 		if n, err := br.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
 			t.Fatalf("after the 504: read %d bytes, %v; want the connection closed", n, err)
 		}
@@ -257,6 +260,88 @@ func TestClientLeavingIsNotATimeout(t *testing.T) {
 		h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, "GET", createPath, nil))
 		if w.Code != http.StatusOK || w.Body.Len() != 0 {
 			t.Fatalf("got %d %q for a client that left", w.Code, w.Body)
+		}
+	})
+}
+
+// TestConnectionServesAfterATimeout: a request without a body that timed
+// out leaves its HTTP/1.1 connection fit for the next request: no read
+// deadline disturbed net/http's background read of the connection, whose
+// failure would have cancelled the connection's context, and so the next
+// request's. (One with a body gets Connection: close instead, see
+// TestSlowBodyTimesOutHTTP1.)
+func TestConnectionServesAfterATimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		first := true
+		c := serveHTTP1(t, withRequestTimeout(testTimeout, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if first {
+				first = false
+				<-r.Context().Done()
+				return
+			}
+			time.Sleep(testTimeout / 2)
+			if err := r.Context().Err(); err != nil {
+				t.Errorf("the next request's context: %v", err)
+			}
+			_, _ = io.WriteString(w, "ok")
+		})))
+		br := http1Request(t, c, "GET", createPath, 0, "")
+		for i, want := range []int{http.StatusGatewayTimeout, http.StatusOK} {
+			if i > 0 {
+				http1Request(t, c, "GET", createPath+"/x", 0, "")
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("want %d: %v", want, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			if resp.StatusCode != want || resp.Close {
+				t.Fatalf("HTTP %d, Connection: close %v; want %d keeping the connection", resp.StatusCode, resp.Close, want)
+			}
+		}
+	})
+}
+
+// TestLongRunning: watches and pprof profiles are not timed; everything
+// else is.
+func TestLongRunning(t *testing.T) {
+	for url, want := range map[string]bool{
+		"/apis/g/v1/foos?watch=true":                true,
+		"/apis/g/v1/namespaces/ns/foos/x?watch=1":   true,
+		"/debug/pprof/profile?seconds=120":          true,
+		"/apis/g/v1/foos":                           false,
+		"/apis/g/v1?watch=true":                     false,
+		"/readyz":                                   false,
+		"/apis/g/v1/namespaces/ns/foos?watch=false": false,
+	} {
+		if got := longRunning(httptest.NewRequest("GET", url, nil)); got != want {
+			t.Errorf("%s: long-running %v, want %v", url, got, want)
+		}
+	}
+}
+
+// TestTimedOutBodyRequestClosesHTTP1Connection: a request with a body,
+// read in full, that times out in its handler gets its 504 with
+// Connection: close: the read deadline that would have ended a body read
+// failed net/http's background read, which cancels the connection's
+// context.
+func TestTimedOutBodyRequestClosesHTTP1Connection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := serveHTTP1(t, withRequestTimeout(testTimeout, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.ReadAll(r.Body)
+			<-r.Context().Done()
+		})))
+		br := http1Request(t, c, "POST", createPath, 2, "{}")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusGatewayTimeout || !resp.Close {
+			t.Fatalf("HTTP %d, Connection: close %v; want 504 closing the connection", resp.StatusCode, resp.Close)
+		}
+		if n, err := br.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+			t.Fatalf("after the 504: read %d bytes, %v; want the connection closed", n, err)
 		}
 	})
 }
