@@ -327,9 +327,9 @@ func (c *conn) readyLocked(st *stream) {
 }
 
 // unqueueLocked takes st out of the ready queue and the connBlocked and
-// stalled lists, once it is closed: a client that opens and resets streams while the
-// writer is stuck, or while the connection's window is exhausted, would
-// otherwise make them hold closed streams without bound.
+// stalled lists, once it is closed: a client that opens and resets
+// streams while the writer is stuck, or while the connection's window is
+// exhausted, would otherwise make them hold closed streams without bound.
 func (c *conn) unqueueLocked(st *stream) {
 	if st.queued {
 		if st.prev == nil {
