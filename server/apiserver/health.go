@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -32,3 +33,10 @@ func healthHandler(client *clientv3.Client, served *registry.Served) http.Handle
 		_, _ = w.Write([]byte("ok"))
 	})
 }
+
+// healthPaths are the health checks: served without a token and exempt
+// from the in-flight limits, so that a load balancer or kubelet sees a
+// busy server as alive rather than as failing.
+var healthPaths = []string{"/healthz", "/livez", "/readyz"}
+
+func isHealthCheck(path string) bool { return slices.Contains(healthPaths, path) }

@@ -46,6 +46,24 @@ type Options struct {
 	Profiling bool
 	// ShutdownTimeout bounds how long in-flight requests get to finish.
 	ShutdownTimeout time.Duration
+
+	// RequestTimeout bounds every request but watches (and pprof
+	// profiles): at the deadline the request's context ends, reads of its
+	// body and writes of its response fail, and the client gets a 504
+	// Timeout Status. A client's ?timeout= shortens it. 0 disables.
+	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight are the seats
+	// of read-only (get, list) and of mutating requests served at once.
+	// A request takes one, a LIST one per 100 objects it reads (at most
+	// 10). One that finds too few free waits for a quarter of
+	// RequestTimeout, then gets 429 with Retry-After: 1, which client-go
+	// retries. Watches and health checks take none. 0 means no limit.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// WatchWriteTimeout ends a watch whose client accepts none of its
+	// pending data for this long; over HTTP/2 it applies to every stream
+	// (h2.Server.StreamWriteTimeout). 0 disables.
+	WatchWriteTimeout time.Duration
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -59,6 +77,11 @@ func DefaultOptions() Options {
 		WatchCache:                   true,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
+		// kube-apiserver's defaults.
+		RequestTimeout:              60 * time.Second,
+		MaxRequestsInFlight:         400,
+		MaxMutatingRequestsInFlight: 200,
+		WatchWriteTimeout:           60 * time.Second,
 	}
 }
 
@@ -79,6 +102,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "mutating requests (create, update, patch, delete) served at once, waiting and answered 429 beyond it as for --max-requests-inflight; 0: no limit")
+	fs.DurationVar(&o.WatchWriteTimeout, "watch-write-timeout", o.WatchWriteTimeout, "a watch (any stream) whose client accepts none of its pending data for this long is ended")
 }
 
 // Validate reports every problem with o at once.
@@ -110,6 +137,18 @@ func (o *Options) Validate() error {
 	}
 	if o.CompactionInterval < 0 {
 		errs = append(errs, errors.New("--etcd-compaction-interval must not be negative"))
+	}
+	if o.RequestTimeout < 0 {
+		errs = append(errs, errors.New("--request-timeout must not be negative"))
+	}
+	if o.MaxRequestsInFlight < 0 {
+		errs = append(errs, errors.New("--max-requests-inflight must not be negative"))
+	}
+	if o.MaxMutatingRequestsInFlight < 0 {
+		errs = append(errs, errors.New("--max-mutating-requests-inflight must not be negative"))
+	}
+	if o.WatchWriteTimeout < 0 {
+		errs = append(errs, errors.New("--watch-write-timeout must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -16,6 +16,10 @@ func TestDefaultOptionsAreValid(t *testing.T) {
 	if o.DataDir != ".apiloom" || o.SecurePort != 6443 || !o.WatchCache || o.CompactionInterval != 5*time.Minute {
 		t.Fatalf("defaults changed: %+v", o)
 	}
+	// kube-apiserver's defaults for the same flags.
+	if o.RequestTimeout != time.Minute || o.MaxRequestsInFlight != 400 || o.MaxMutatingRequestsInFlight != 200 || o.WatchWriteTimeout != time.Minute {
+		t.Fatalf("limits differ from kube-apiserver's defaults: %+v", o)
+	}
 }
 
 func TestOptionsValidateReportsEveryProblem(t *testing.T) {
@@ -25,7 +29,8 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 	err := fs.Parse([]string{
 		"--data-dir=", "--bind-address=localhost", "--secure-port=70000",
 		"--tls-cert-file=a.crt", "--etcd-cafile=ca.crt", "--etcd-prefix=registry",
-		"--etcd-compaction-interval=-1s",
+		"--etcd-compaction-interval=-1s", "--request-timeout=-1s", "--max-requests-inflight=-1",
+		"--max-mutating-requests-inflight=-1", "--watch-write-timeout=-1s",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +39,8 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("invalid options accepted")
 	}
-	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval"} {
+	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval",
+		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}

@@ -127,7 +127,8 @@ func (s *Server) Run(ctx context.Context) error {
 
 	mux := http.NewServeMux()
 	disc.Install(mux)
-	mux.Handle("/apis/", endpoints.NewHandler(served.Resources...))
+	resources := endpoints.NewHandler(served.Resources...)
+	mux.Handle("/apis/", resources)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -137,10 +138,21 @@ func (s *Server) Run(ctx context.Context) error {
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	}
 	health := healthHandler(etcd.client, served)
-	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+	for _, p := range healthPaths {
 		mux.Handle("GET "+p, health)
 	}
-	handler := withBearerToken(token, withRequestMetrics(metrics, mux))
+	// As in kube-apiserver's chain, the timeout comes before the in-flight
+	// limit; both are inside the request metrics, which thus count their
+	// 504s and 429s.
+	limits := inFlight{
+		readOnly: s.opts.MaxRequestsInFlight, mutating: s.opts.MaxMutatingRequestsInFlight,
+		maxWait: maxQueueWait(s.opts.RequestTimeout),
+	}
+	if rs, ok := resources.(readSizer); ok {
+		limits.readSize = rs.ReadSize
+	}
+	limited := withMaxInFlight(limits, metrics, mux)
+	handler := withBearerToken(token, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {
@@ -165,6 +177,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// buffer of its own (server/internal/h2).
 	h2.Configure(srv, &h2.Server{
 		MaxConcurrentStreams: uint32(s.opts.HTTP2MaxStreamsPerConnection),
+		StreamWriteTimeout:   s.opts.WatchWriteTimeout,
 		Log:                  s.log,
 	})
 

@@ -172,6 +172,15 @@ func (c *Cache[O]) WaitReady(ctx context.Context) error {
 // Revision is the revision the cache has caught up with.
 func (c *Cache[O]) Revision() int64 { return c.rev.Load() }
 
+// Len is how many objects the cache holds (0 until its first list is
+// in): what a LIST of the resource reads, by which the server's in-flight
+// limits weigh it.
+func (c *Cache[O]) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tree.Len()
+}
+
 // Create implements storage.Interface by passing through to the source.
 func (c *Cache[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 	return c.src.Create(ctx, key, obj)

@@ -72,6 +72,15 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 // Info implements Resource.
 func (h *handler[O]) Info() *resource.Info { return &h.def.Info }
 
+// stored implements Resource: the watch cache knows its size; the etcd
+// store would have to ask etcd.
+func (h *handler[O]) stored() (int, bool) {
+	if s, ok := h.store.(interface{ Len() int }); ok {
+		return s.Len(), true
+	}
+	return 0, false
+}
+
 // serve dispatches a routed request to its verb. Each verb returns an error
 // only before it has written anything; serve answers it with a Status.
 func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {

@@ -2,7 +2,10 @@ package endpoints
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -14,6 +17,9 @@ type Resource interface {
 	Info() *resource.Info
 	// serve handles one request already routed to the resource.
 	serve(w http.ResponseWriter, r *http.Request, rt route)
+	// stored is how many objects the resource's store holds, when it
+	// can tell without a read (the watch cache can).
+	stored() (n int, ok bool)
 }
 
 // route is what the URL path says about a request beyond its resource.
@@ -111,4 +117,49 @@ func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool)
 		return nil, route{}, false
 	}
 	return res, rte, true
+}
+
+// IsWatch reports whether the handler serves r as a watch: a GET of a
+// resource path (of a collection or, as apiloom also serves it, of one
+// object) whose watch parameter is true by kube-apiserver's reading (any
+// value but "0" and "false"). A watch may run for an hour, so filters in
+// front of the handler exempt it from the request timeout and the
+// in-flight limits, as kube-apiserver exempts its long-running requests.
+func IsWatch(r *http.Request) bool {
+	if r.Method != http.MethodGet || !queryBool(r.URL.Query(), "watch") {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/")
+	return ok && strings.Count(strings.Trim(rest, "/"), "/") >= 2 // group/version/plural...
+}
+
+// ReadSize is how many objects r, a read-only request, reads: for a LIST,
+// as many as its resource stores, or its limit if smaller; one for a GET,
+// and for a LIST that names its one object by a metadata.name field
+// selector. ok is false for a LIST whose store cannot tell how many it
+// holds (without the watch cache) and that has no limit. Reads other than
+// of a resource count as one. The in-flight limits weigh a request by it,
+// as kube-apiserver's API Priority and Fairness weighs its LISTs.
+func (rt *router) ReadSize(r *http.Request) (objects int, ok bool) {
+	res, route, found := rt.match(r.URL.Path)
+	if !found || route.name != "" {
+		return 1, true
+	}
+	q := r.URL.Query()
+	if fs, err := fields.ParseSelector(q.Get("fieldSelector")); err == nil {
+		if _, single := fs.RequiresExactMatch("metadata.name"); single {
+			return 1, true
+		}
+	}
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	n, known := res.stored()
+	switch {
+	case known && limit > 0:
+		return min(n, limit), true
+	case known:
+		return n, true
+	case limit > 0:
+		return limit, true
+	}
+	return 0, false
 }

@@ -69,6 +69,18 @@ func (b *requestBody) abort(err error) (dropped int) {
 	return dropped
 }
 
+// expire ends a body that is still arriving with err (its read deadline
+// passed): what arrived can still be read, then err; what arrives later
+// is dropped by deliver.
+func (b *requestBody) expire(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		b.err = err
+		b.arrived.Broadcast()
+	}
+}
+
 // Read implements io.Reader for the handler.
 func (b *requestBody) Read(p []byte) (int, error) {
 	b.mu.Lock()

@@ -91,6 +91,11 @@ type conn struct {
 	// connection's. A few suffice: they are in flight for a round trip.
 	cutShort     [16]uint32
 	cutShortNext int
+	// stalled holds the streams waiting for window with data to send,
+	// oldest first; stallTimer fires when the oldest has waited
+	// StreamWriteTimeout (stall.go).
+	stalled    []*stream
+	stallTimer *time.Timer
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn {
@@ -278,6 +283,9 @@ func (c *conn) teardown() {
 	if c.idleTimer != nil {
 		c.idleTimer.Stop()
 	}
+	if c.stallTimer != nil {
+		c.stallTimer.Stop()
+	}
 	c.work.Broadcast()
 	c.mu.Unlock()
 	for _, src := range sources {
@@ -318,10 +326,10 @@ func (c *conn) readyLocked(st *stream) {
 	c.work.Signal()
 }
 
-// unqueueLocked takes st out of the ready queue and the connBlocked list,
-// once it is closed: a client that opens and resets streams while the
-// writer is stuck, or while the connection's window is exhausted, would
-// otherwise make them hold closed streams without bound.
+// unqueueLocked takes st out of the ready queue and the connBlocked and
+// stalled lists, once it is closed: a client that opens and resets
+// streams while the writer is stuck, or while the connection's window is
+// exhausted, would otherwise make them hold closed streams without bound.
 func (c *conn) unqueueLocked(st *stream) {
 	if st.queued {
 		if st.prev == nil {
@@ -344,17 +352,22 @@ func (c *conn) unqueueLocked(st *stream) {
 		}
 		st.connBlocked = false
 	}
+	c.progressLocked(st) // out of the stalled list
 }
 
 // blockLocked parks st until a WINDOW_UPDATE: its own, or the
 // connection's if that window is the one exhausted. Keeping the latter in a
 // list spares scanning every stream at each connection-level update, which
-// clients send often.
-func (c *conn) blockLocked(st *stream) {
+// clients send often. When pending, the stream has data waiting, and the
+// wait counts towards StreamWriteTimeout.
+func (c *conn) blockLocked(st *stream, pending bool) {
 	st.flowBlocked = true
 	if c.sendWindow <= 0 && !st.connBlocked {
 		st.connBlocked = true
 		c.connBlocked = append(c.connBlocked, st)
+	}
+	if pending {
+		c.stallLocked(st)
 	}
 }
 
@@ -377,6 +390,7 @@ func (c *conn) popReadyLocked() *stream {
 // wake is a Source's wake-up for st: queue it for the writer.
 func (c *conn) wake(st *stream) {
 	c.mu.Lock()
+	st.srcPending = true
 	c.readyLocked(st)
 	c.mu.Unlock()
 }
@@ -423,6 +437,8 @@ func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
 		c.cutShortNext++
 	}
 	c.open--
+	st.readDeadline.stopLocked()
+	st.writeDeadline.stopLocked()
 	st.cancel()
 	if st.body != nil {
 		if n := st.body.abort(errStreamClosed); n > 0 && !c.closing {

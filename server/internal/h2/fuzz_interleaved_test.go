@@ -22,9 +22,10 @@ import (
 // to the windows and frame size, WINDOW_UPDATEs, PINGs, GOAWAY, pauses in
 // reading) with the progress of handlers that are slow, flush, write
 // large bodies, or detach Sources fed by steps, by a goroutine, or always
-// full (see fuzz_ilserver_test.go). FuzzServeConn reaches the frame
-// parser; this target reaches the states between the reader, the writer
-// and the handlers that it cannot.
+// full (see fuzz_ilserver_test.go), and with the resets of streams the
+// program starves of window (StreamWriteTimeout). FuzzServeConn reaches
+// the frame parser; this target reaches the states between the reader,
+// the writer and the handlers that it cannot.
 //
 // Whatever the program, the server must not panic (its writer's recovered
 // panics are logged, and fail the run), must write only frames the client
@@ -74,7 +75,10 @@ const (
 
 func runInterleaved(t *testing.T, in []byte) {
 	logs := &errorLog{}
-	srv := &h2.Server{MaxConcurrentStreams: 6, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second, Log: slog.New(logs)}
+	// StreamWriteTimeout is short enough for a program that withholds
+	// window to have streams reset by it.
+	srv := &h2.Server{MaxConcurrentStreams: 6, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second,
+		StreamWriteTimeout: 300 * time.Millisecond, Log: slog.New(logs)}
 	x := newILServer()
 	defer x.finishAll()
 	client, server := net.Pipe()
@@ -353,7 +357,7 @@ func (p *ilProgram) settings(which, v int) {
 // for the writer are bounded.
 func (p *ilProgram) checkQueues() {
 	for _, q := range p.srv.ConnQueues() {
-		if q.Ready > q.Open || q.ConnBlocked > q.Open || q.Control > 129<<10 {
+		if q.Ready > q.Open || q.ConnBlocked > q.Open || q.Stalled > q.Open || q.Control > 129<<10 {
 			p.peer.mu.Lock()
 			p.peer.errorf("the connection holds %+v", q)
 			p.peer.mu.Unlock()

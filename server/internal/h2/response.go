@@ -37,6 +37,10 @@ var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
 	_ Detacher            = (*responseWriter)(nil)
+	_ interface {
+		SetReadDeadline(time.Time) error
+		SetWriteDeadline(time.Time) error
+	} = (*responseWriter)(nil)
 )
 
 func (w *responseWriter) Header() http.Header { return w.header }
@@ -90,7 +94,7 @@ func (w *responseWriter) lend(p []byte) error {
 		st.drained.Wait() // what was handed over before p goes first
 	}
 	if st.closed {
-		return errStreamClosed
+		return st.writeErrLocked()
 	}
 	st.data = p
 	c.readyLocked(st)
@@ -99,7 +103,7 @@ func (w *responseWriter) lend(p []byte) error {
 	}
 	st.data = nil // p is the caller's again
 	if st.closed {
-		return errStreamClosed
+		return st.writeErrLocked()
 	}
 	return nil
 }
@@ -158,7 +162,7 @@ func (w *responseWriter) handOver(end bool) error {
 	defer c.mu.Unlock()
 	if st.closed {
 		w.buf = w.buf[:0]
-		return errStreamClosed
+		return st.writeErrLocked()
 	}
 	if !w.sentHeader {
 		w.sentHeader = true
@@ -177,7 +181,7 @@ func (w *responseWriter) handOver(end bool) error {
 		st.drained.Wait()
 	}
 	if st.closed {
-		return errStreamClosed
+		return st.writeErrLocked()
 	}
 	return nil
 }
@@ -202,6 +206,7 @@ func (w *responseWriter) attach() {
 	st.data = append(st.data, w.buf...)
 	w.buf = nil
 	st.src = w.src
+	st.srcPending = true // not asked yet: it may have bytes (a watch's initial events)
 	c.readyLocked(st)
 	c.mu.Unlock()
 }

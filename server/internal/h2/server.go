@@ -28,6 +28,14 @@ type Server struct {
 	// WriteTimeout bounds each write to the connection; a client that
 	// stops reading for longer loses the connection. Zero means 2 minutes.
 	WriteTimeout time.Duration
+	// StreamWriteTimeout resets a stream (RST_STREAM(CANCEL)) that has
+	// data to send, written by its handler or pending in its Source, and
+	// could send none of it for that long because the client granted no
+	// flow-control window, the stream's or the connection's: a client
+	// that stops reading a watch lets go of it then, not at the watch's
+	// end. The handler's writes fail and the Source is closed. Any data
+	// sent starts the wait again. Zero means never.
+	StreamWriteTimeout time.Duration
 	// Log receives what the connection cannot tell the client: handler
 	// panics and protocol errors. Nil discards.
 	Log *slog.Logger

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -39,6 +40,27 @@ type stream struct {
 	endAfterData bool            // END_STREAM once data is written
 	src          Source          // the rest of the body, once detached
 	appending    bool            // the writer is inside src.Append
+	// srcPending says the Source may have bytes: it was never asked, it
+	// woke the stream, or it filled the last frame it was given, since its
+	// last Append.
+	srcPending bool
+
+	readDeadline, writeDeadline deadline // set through http.ResponseController
+	// stalledSince is when the stream last had data to send and no
+	// window to send it in, and nothing sent since; zero when it is not
+	// in the connection's stalled list (see stall.go).
+	stalledSince time.Time
+	// closeErr is what the handler's writes return once the server ended
+	// the stream for a timeout; nil means errStreamClosed.
+	closeErr error
+}
+
+// writeErrLocked is the error of a write to st once it is closed.
+func (st *stream) writeErrLocked() error {
+	if st.closeErr != nil {
+		return st.closeErr
+	}
+	return errStreamClosed
 }
 
 // responseHeader is a response's status and header, copied when the

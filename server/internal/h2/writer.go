@@ -159,7 +159,7 @@ func (w *writer) stream(st *stream) {
 	allow := min(c.sendWindow, st.sendWindow, int64(min(c.peerFrame, maxDataFrame)))
 	if len(st.data) > 0 || (st.endAfterData && st.src == nil) {
 		if allow <= 0 && len(st.data) > 0 {
-			c.blockLocked(st)
+			c.blockLocked(st, true)
 			return
 		}
 		n := int(max(0, min(int64(len(st.data)), allow))) // a window can be negative
@@ -176,6 +176,7 @@ func (w *writer) stream(st *stream) {
 		}
 		c.sendWindow -= int64(n)
 		st.sendWindow -= int64(n)
+		c.progressLocked(st)
 		st.drained.Broadcast()
 		switch {
 		case end:
@@ -189,7 +190,7 @@ func (w *writer) stream(st *stream) {
 		return
 	}
 	if allow <= 0 {
-		c.blockLocked(st)
+		c.blockLocked(st, st.srcPending)
 		return
 	}
 	w.appendSource(st, int(allow))
@@ -215,6 +216,7 @@ func (w *writer) appendSource(st *stream, allow int) {
 			}
 		}
 	}()
+	st.srcPending = false // a wake during Append sets it again
 	c.unlocked(func() {
 		w.buf = appendFrameHeader(w.buf, 0, frameData, 0, st.id)
 		w.buf, end = src.Append(w.buf, allow)
@@ -229,6 +231,7 @@ func (w *writer) appendSource(st *stream, allow int) {
 		c.unlocked(src.Close)
 		return
 	}
+	c.progressLocked(st) // it sent, or had nothing to send: either way it does not wait for window
 	if n == 0 && !end {
 		w.buf = w.buf[:start] // nothing yet: the Source wakes the stream
 		return
@@ -253,7 +256,8 @@ func (w *writer) appendSource(st *stream, allow int) {
 		return
 	}
 	if n == allow {
-		c.readyLocked(st) // it may have more
+		st.srcPending = true // it may have more
+		c.readyLocked(st)
 	}
 }
 
