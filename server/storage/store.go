@@ -155,9 +155,16 @@ func invalidKey(key string) *Error {
 	return &Error{Err: ErrInvalidKey, Key: key}
 }
 
-// etcdError wraps an error from etcd that has no storage meaning (transport,
-// timeout, cancellation) with the operation and key.
+// etcdError wraps an error from etcd with the operation and key. Lack of
+// space becomes an *Error with ErrInsufficientStorage; errors with no
+// storage meaning (transport, timeout, cancellation) are only wrapped.
 func etcdError(op, key string, err error) error {
+	switch {
+	case errors.Is(err, ErrInsufficientStorage):
+		return &Error{Err: ErrInsufficientStorage, Key: key, Detail: err.Error()}
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return &Error{Err: ErrInsufficientStorage, Key: key, Detail: noSpaceDetail}
+	}
 	if key != "" {
 		return fmt.Errorf("storage: etcd %s %q: %w", op, key, err)
 	}
