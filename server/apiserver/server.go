@@ -34,11 +34,14 @@ type Server struct {
 	registry *registry.Registry
 	log      *slog.Logger
 
-	ready     chan struct{} // closed once Run serves
-	addr      string        // host:port served on; set before ready closes
-	token     string
-	caPEM     []byte
-	readyOnce sync.Once
+	ready chan struct{} // closed once Run serves
+	addr  string        // host:port served on; set before ready closes
+	token string
+	caPEM []byte
+	// etcdEndpoint is the embedded etcd's client URL; set before ready
+	// closes, "" with an external etcd.
+	etcdEndpoint string
+	readyOnce    sync.Once
 }
 
 // New validates opts and prepares a server for the resources in reg.
@@ -69,6 +72,10 @@ func (s *Server) Token() string { return s.token }
 // operator-provided certificate); valid after Ready.
 func (s *Server) CAPEM() []byte { return s.caPEM }
 
+// EtcdEndpoint is the embedded etcd's client URL (unix:///path, reachable
+// only by this user), or "" with an external etcd; valid after Ready.
+func (s *Server) EtcdEndpoint() string { return s.etcdEndpoint }
+
 // KubeconfigPath is where Run writes the admin kubeconfig.
 func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
 
@@ -88,14 +95,14 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 
-	etcd, err := connectEtcd(ctx, &s.opts)
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	etcd, err := connectEtcd(ctx, &s.opts, s.log, metrics)
 	if err != nil {
 		return err
 	}
 	defer etcd.close() // last: after storage and handlers are gone
-
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// requestsCtx is cancelled at shutdown so that long-running watches end
 	// cleanly instead of holding http.Server.Shutdown until its timeout.
@@ -116,6 +123,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 	var background sync.WaitGroup
 	defer background.Wait()
+	if etcd.recovery != nil {
+		background.Add(1)
+		go func() { defer background.Done(); etcd.recovery.Run(requestsCtx) }()
+	}
 	if s.opts.CompactionInterval > 0 {
 		c := storage.NewCompactor(etcd.client, s.opts.CompactionInterval, s.log)
 		background.Add(1)
@@ -166,6 +177,10 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
+	if etcd.socket != nil {
+		u := etcd.socket.url()
+		s.etcdEndpoint = u.String()
+	}
 	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+kubeconfigHost(s.opts.BindAddress, ln), cert.caPEM, token); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)
