@@ -68,6 +68,82 @@ func TestNoSpaceIsInsufficientStorage(t *testing.T) {
 	}
 }
 
+// TestNoSpaceAnswersMatchWhatIsStored: writes racing past the quota are
+// often applied by etcd although it answers NOSPACE. A create or update
+// answered ErrInsufficientStorage must not be stored, and one answered
+// with success must be, at the returned resourceVersion.
+func TestNoSpaceAnswersMatchWhatIsStored(t *testing.T) {
+	const writers = 16
+	big := strings.Repeat("x", 64<<10)
+	check := func(t *testing.T, s *storage.Store[*storagetest.Widget], key string, err error, want *storagetest.Widget) {
+		t.Helper()
+		got, gerr := s.Get(t.Context(), key, storage.GetOptions{})
+		switch {
+		case errors.Is(err, storage.ErrInsufficientStorage):
+			if gerr == nil && got.Spec.Color == want.Spec.Color {
+				t.Errorf("%s: answered %v, but stored", key, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", key, err)
+		case gerr != nil || got.ResourceVersion != want.ResourceVersion || got.Spec.Color != want.Spec.Color:
+			t.Errorf("%s: answered success at %s, stored %v (%v)", key, want.ResourceVersion, got, gerr)
+		}
+	}
+	t.Run("create", func(t *testing.T) {
+		c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 4 << 20 })
+		s := newWidgetStore(t, c)
+		var wg sync.WaitGroup
+		for g := range writers {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					key := fmt.Sprintf("ns/w%d-%d", g, i)
+					w := storagetest.NewWidget("ns", key[3:], big)
+					out, err := s.Create(t.Context(), key, w)
+					if err == nil {
+						w = out
+					}
+					check(t, s, key, err, w)
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	})
+	t.Run("update", func(t *testing.T) {
+		c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 4 << 20 })
+		s := newWidgetStore(t, c)
+		for g := range writers {
+			if _, err := s.Create(t.Context(), fmt.Sprintf("ns/w%d", g), storagetest.NewWidget("ns", fmt.Sprint("w", g), "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		for g := range writers {
+			key := fmt.Sprintf("ns/w%d", g)
+			wg.Go(func() {
+				for {
+					var want *storagetest.Widget
+					out, err := s.GuaranteedUpdate(t.Context(), key, nil, func(w *storagetest.Widget) (*storagetest.Widget, error) {
+						w.Spec.Color += big
+						want = w.DeepCopyObject().(*storagetest.Widget)
+						return w, nil
+					})
+					if err == nil {
+						want = out
+					}
+					check(t, s, key, err, want)
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
 // TestSpaceGuardErrorKeepsItsText: an error from the etcd client that Is
 // ErrInsufficientStorage (what the server's disk guard returns) reaches
 // the caller as ErrInsufficientStorage with its text as the detail, and

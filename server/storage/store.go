@@ -108,6 +108,10 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
 		Then(clientv3.OpPut(full, string(data))).
 		Commit()
+	if rev, ok := s.appliedDespiteNoSpace(ctx, err, full, data); ok {
+		s.codec.stamp(out, rev)
+		return out, nil
+	}
 	if err != nil {
 		return zero, etcdError("create", key, err)
 	}
