@@ -99,7 +99,7 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 	b.client = c
 	var onNoSpace func()
 	if b.embedded != nil {
-		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log)
+		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log, metrics)
 		onNoSpace = b.recovery.notify
 	}
 	c.KV = newSpaceKV(c.KV, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)

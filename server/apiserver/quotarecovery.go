@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -39,15 +40,33 @@ type quotaRecovery struct {
 	log      *slog.Logger
 	interval time.Duration
 	wake     chan struct{} // buffered (1): NOSPACE seen; notify sends, Run receives
+	steps    *prometheus.CounterVec
 
 	// Owned by the goroutine calling Run (or step, in tests).
 	attempted int64 // revision of the last compaction and defragmentation
 	waiting   bool  // "still over the quota" was logged
 }
 
-func newQuotaRecovery(kv clientv3.KV, maint clientv3.Maintenance, endpoint string, quota int64, guard *diskGuard, log *slog.Logger) *quotaRecovery {
+// Outcomes of a recovery step that found the NOSPACE alarm raised; the
+// label of apiloom_etcd_nospace_recovery_steps_total.
+const (
+	outcomeDisarmed       = "disarmed"         // the database fits again; alarm disarmed
+	outcomeOverQuota      = "over_quota"       // compacted and defragmented, still too big
+	outcomeUnchanged      = "unchanged"        // nothing deleted since the last attempt
+	outcomeWaitingForDisk = "waiting_for_disk" // the disk guard refuses writes, or no room to defragment
+	outcomeError          = "error"
+)
+
+func newQuotaRecovery(kv clientv3.KV, maint clientv3.Maintenance, endpoint string, quota int64, guard *diskGuard, log *slog.Logger, metrics prometheus.Registerer) *quotaRecovery {
+	steps := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiloom_etcd_nospace_recovery_steps_total",
+		Help: "Looks at the embedded etcd's raised NOSPACE alarm by outcome: disarmed, over_quota, unchanged (nothing deleted since), waiting_for_disk, error.",
+	}, []string{"outcome"})
+	if metrics != nil {
+		metrics.MustRegister(steps)
+	}
 	return &quotaRecovery{kv: kv, maint: maint, endpoint: endpoint, quota: quota, guard: guard, log: log,
-		interval: quotaRecoveryInterval, wake: make(chan struct{}, 1)}
+		interval: quotaRecoveryInterval, wake: make(chan struct{}, 1), steps: steps}
 }
 
 // notify wakes Run: etcd answered a write with NOSPACE. It never blocks.
@@ -86,9 +105,19 @@ func (r *quotaRecovery) Run(ctx context.Context) {
 // step is one look: it returns done when no NOSPACE alarm is raised (any
 // more), and false to be called again later.
 func (r *quotaRecovery) step(ctx context.Context) (done bool, err error) {
+	done, outcome, err := r.look(ctx)
+	if outcome != "" {
+		r.steps.WithLabelValues(outcome).Inc()
+	}
+	return done, err
+}
+
+// look is step without the counting: outcome is "" when no alarm is
+// raised.
+func (r *quotaRecovery) look(ctx context.Context) (done bool, outcome string, err error) {
 	alarms, err := r.maint.AlarmList(ctx)
 	if err != nil {
-		return false, fmt.Errorf("list alarms: %w", err)
+		return false, outcomeError, fmt.Errorf("list alarms: %w", err)
 	}
 	var alarm *pb.AlarmMember
 	for _, a := range alarms.Alarms {
@@ -99,31 +128,31 @@ func (r *quotaRecovery) step(ctx context.Context) (done bool, err error) {
 	}
 	if alarm == nil {
 		r.waiting = false
-		return true, nil
+		return true, "", nil
 	}
 	if r.guard != nil && r.guard.isLow() {
-		return false, nil // the disk guard's recovery comes first
+		return false, outcomeWaitingForDisk, nil // the disk guard's recovery comes first
 	}
 
 	// Under the alarm only deletes move the revision. Nothing deleted
 	// since the last attempt: nothing new to gain.
 	head, err := r.kv.Get(ctx, "/", clientv3.WithCountOnly())
 	if err != nil {
-		return false, fmt.Errorf("read revision: %w", err)
+		return false, outcomeError, fmt.Errorf("read revision: %w", err)
 	}
 	rev := head.Header.Revision
 	if rev == r.attempted {
-		return false, nil
+		return false, outcomeUnchanged, nil
 	}
 	st, err := r.maint.Status(ctx, r.endpoint)
 	if err != nil {
-		return false, fmt.Errorf("status: %w", err)
+		return false, outcomeError, fmt.Errorf("status: %w", err)
 	}
 	// Defragmenting writes a compact copy of the database, then replaces
 	// the file: it needs up to the database's size beyond the guard's.
 	if r.guard != nil {
 		if free, err := r.guard.freeNow(); err == nil && free < uint64(st.DbSize)+r.guard.min {
-			return false, nil
+			return false, outcomeWaitingForDisk, nil
 		}
 	}
 	// Compacting up to now turns old revisions and deleted objects into
@@ -134,14 +163,14 @@ func (r *quotaRecovery) step(ctx context.Context) (done bool, err error) {
 	// the alarm (churn alone can fill the quota with free pages) and then
 	// once per interval while deletes go on.
 	if _, err := r.kv.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
-		return false, fmt.Errorf("compact to %d: %w", rev, err)
+		return false, outcomeError, fmt.Errorf("compact to %d: %w", rev, err)
 	}
 	if _, err := r.maint.Defragment(ctx, r.endpoint); err != nil {
-		return false, fmt.Errorf("defragment: %w", err)
+		return false, outcomeError, fmt.Errorf("defragment: %w", err)
 	}
 	r.attempted = rev
 	if st, err = r.maint.Status(ctx, r.endpoint); err != nil {
-		return false, fmt.Errorf("status: %w", err)
+		return false, outcomeError, fmt.Errorf("status: %w", err)
 	}
 	target := r.quota - r.quota/10
 	if st.DbSize > target {
@@ -150,13 +179,13 @@ func (r *quotaRecovery) step(ctx context.Context) (done bool, err error) {
 				"sizeBytes", st.DbSize, "quotaBytes", r.quota, "disarmBelowBytes", target)
 			r.waiting = true
 		}
-		return false, nil
+		return false, outcomeOverQuota, nil
 	}
 	if _, err := r.maint.AlarmDisarm(ctx, (*clientv3.AlarmMember)(&pb.AlarmMember{MemberID: alarm.MemberID, Alarm: pb.AlarmType_NOSPACE})); err != nil {
-		return false, fmt.Errorf("disarm: %w", err)
+		return false, outcomeError, fmt.Errorf("disarm: %w", err)
 	}
 	r.log.Info("the embedded etcd's database fits its space quota again: compacted, defragmented and disarmed its NOSPACE alarm; writes work again",
 		"sizeBytes", st.DbSize, "quotaBytes", r.quota)
 	r.waiting = false
-	return true, nil
+	return true, outcomeDisarmed, nil
 }

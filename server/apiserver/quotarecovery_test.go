@@ -56,7 +56,7 @@ func noSpaceAlarm(t *testing.T, c *clientv3.Client) bool {
 }
 
 func newTestRecovery(c *clientv3.Client, guard *diskGuard, logs *bytes.Buffer) *quotaRecovery {
-	return newQuotaRecovery(c.KV, c.Maintenance, c.Endpoints()[0], testQuota, guard, slog.New(slog.NewTextHandler(logs, nil)))
+	return newQuotaRecovery(c.KV, c.Maintenance, c.Endpoints()[0], testQuota, guard, slog.New(slog.NewTextHandler(logs, nil)), nil)
 }
 
 // TestQuotaRecoveryAfterDeletes: over the quota the recovery waits (and
@@ -80,6 +80,9 @@ func TestQuotaRecoveryAfterDeletes(t *testing.T) {
 	if n := strings.Count(logs.String(), "over its space quota"); n != 1 {
 		t.Errorf("waiting logged %d times, want once:\n%s", n, logs.String())
 	}
+	if over, same := counterValue(t, r.steps.WithLabelValues(outcomeOverQuota)), counterValue(t, r.steps.WithLabelValues(outcomeUnchanged)); over != 1 || same != 1 {
+		t.Errorf("steps counted: over_quota %v, unchanged %v; want 1 and 1 (nothing deleted before the second)", over, same)
+	}
 
 	for _, k := range keys {
 		if _, err := c.Delete(t.Context(), k); err != nil {
@@ -102,6 +105,9 @@ func TestQuotaRecoveryAfterDeletes(t *testing.T) {
 	}
 	if _, err := c.Put(t.Context(), "/after", "v"); err != nil {
 		t.Fatalf("put after recovery: %v", err)
+	}
+	if n := counterValue(t, r.steps.WithLabelValues(outcomeDisarmed)); n != 1 {
+		t.Errorf("disarmed steps counted: %v, want 1", n)
 	}
 	if !strings.Contains(logs.String(), "disarmed") {
 		t.Errorf("recovery not logged:\n%s", logs.String())
