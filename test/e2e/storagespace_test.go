@@ -174,6 +174,26 @@ func tmpfs(t *testing.T, size int64) string {
 	return dir
 }
 
+// fill writes a plain file in dir until dir's filesystem is full, and
+// returns the file's path.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler-rest")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); errors.Is(err, syscall.ENOSPC) {
+			return path
+		} else if err != nil {
+			t.Fatalf("fill %s: %v", dir, err)
+		}
+	}
+}
+
 // fillTo writes a plain file in dir until dir's filesystem has about
 // leave bytes free, and returns the file's path.
 func fillTo(t *testing.T, dir string, leave int64) string {
@@ -245,8 +265,8 @@ const (
 )
 
 // TestDiskFull puts the data directory on a 512 MiB tmpfs with the disk
-// guard at 192 MiB and fills the disk with a plain file: the server stays
-// up, writes (deletes included) answer 507 naming the disk, reads (get,
+// guard at 192 MiB and fills the disk to the last byte with plain files:
+// the server stays up, writes (deletes included) answer 507 naming the disk, reads (get,
 // list, watch) keep working, and the compactor writes nothing; once the
 // file is removed, writes succeed again and the compactor resumes, with
 // no restart. Without the guard etcd would die on its first failed commit
@@ -268,7 +288,8 @@ func TestDiskFull(t *testing.T) {
 	expectEvents(t, w, watch.Added, []string{"orders"})
 
 	// Writes admitted before the guard sees the disk fill (it rereads the
-	// free space every 100ms) succeed; the first refused one is the test.
+	// free space every 100ms) succeed, into the room the guard keeps; the
+	// first refused one is the test. Then the rest of the disk is filled.
 	filler := fillTo(t, dir, 150<<20)
 	var refused error
 	var admitted []string
@@ -285,6 +306,7 @@ func TestDiskFull(t *testing.T) {
 		return true, nil
 	})
 	expectEvents(t, w, watch.Added, admitted)
+	rest := fill(t, dir)
 	err = dbs.Delete(ctx, "orders", metav1.DeleteOptions{})
 	insufficientStorage(t, "delete on a full disk", err, "--etcd-min-free-disk-bytes")
 
@@ -316,10 +338,12 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("etcd's revision moved from %d to %d while the disk was full", rev, got)
 	}
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{filler, rest} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
-	eventually(t, "writes to work again after the file is removed", func(ctx context.Context) (bool, error) {
+	eventually(t, "writes to work again after the files are removed", func(ctx context.Context) (bool, error) {
 		_, err := dbs.Create(ctx, newDatabase("after"), metav1.CreateOptions{})
 		return err == nil, err
 	})
@@ -355,7 +379,18 @@ func TestStartOnFullDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = srv.Run(t.Context())
+		ctx, stop := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- srv.Run(ctx) }()
+		defer func() { stop(); <-done }()
+		select {
+		case err = <-done:
+			done <- err // for the deferred wait
+		case <-srv.Ready():
+			t.Fatal("the server started on a disk below etcd's start floor")
+		case <-time.After(60 * time.Second):
+			t.Fatal("the server neither started nor failed within 60s")
+		}
 		if err == nil || !strings.Contains(err.Error(), "free space on it") || !strings.Contains(err.Error(), filepath.Join(data, "etcd")) {
 			t.Fatalf("start below the floor: %v, want a refusal naming the disk", err)
 		}
