@@ -49,35 +49,35 @@ var (
 )
 
 // diskGuard refuses writes to the embedded etcd while the filesystem
-// holding its data has less than min bytes free, so that etcd never meets
+// holding its data has less than minFree bytes free, so that etcd never meets
 // a full disk: etcd treats a failed bbolt commit or WAL write as fatal and
 // ends the whole process. The disk can be filled by anything, so the guard
 // watches the filesystem's free space (statfs), not etcd's own size.
 //
 // It has no goroutine: writes ask check, which refreshes the free space
 // at most every guardRefresh. Once tripped, it lets writes through again
-// only at resume bytes free (a quarter above min), so that etcd's own
+// only at resumeFree bytes free (a quarter above minFree), so that etcd's own
 // allocations right after resuming (a 64 MB WAL segment at the default)
 // do not trip it straight back.
 type diskGuard struct {
 	// Immutable after newDiskGuard.
-	dir    string // the embedded etcd's data directory
-	min    uint64 // trip below this many free bytes
-	resume uint64 // recover at or above this many free bytes
-	statfs func(dir string) (free uint64, err error)
-	log    *slog.Logger
+	dir        string // the embedded etcd's data directory
+	minFree    uint64 // trip below this many free bytes
+	resumeFree uint64 // recover at or above this many free bytes
+	statfs     func(dir string) (free uint64, err error)
+	log        *slog.Logger
 
 	mu        sync.Mutex // guards the fields below; held across one statfs
 	checkedAt time.Time  // when free was read; zero before the first read
 	free      uint64     // free bytes at checkedAt
 	low       bool       // writes are refused
-	statErr   error      // the last statfs failure, logged once
+	statErr   error      // the last statfs failure; logged when statfs starts failing
 }
 
-// newDiskGuard guards dir's filesystem with threshold min (> 0). statfs
+// newDiskGuard guards dir's filesystem with threshold minFree (> 0). statfs
 // is freeBytes outside tests.
-func newDiskGuard(dir string, min uint64, statfs func(string) (uint64, error), log *slog.Logger) *diskGuard {
-	return &diskGuard{dir: dir, min: min, resume: min + min/4, statfs: statfs, log: log}
+func newDiskGuard(dir string, minFree uint64, statfs func(string) (uint64, error), log *slog.Logger) *diskGuard {
+	return &diskGuard{dir: dir, minFree: minFree, resumeFree: minFree + minFree/4, statfs: statfs, log: log}
 }
 
 // freeBytes is the space an unprivileged writer may still use on dir's
@@ -93,8 +93,8 @@ func freeBytes(dir string) (uint64, error) {
 
 // check returns nil when a write may go to etcd, or the *spaceError that
 // refuses it. A statfs failure keeps the previous state (the guard is a
-// protection, not a reason to refuse writes on its own) and is logged
-// once.
+// protection, not a reason to refuse writes on its own); it is logged
+// when statfs starts failing.
 func (g *diskGuard) check() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -136,11 +136,11 @@ func (g *diskGuard) refreshLocked(now time.Time) {
 	g.statErr = nil
 	g.free = free
 	switch {
-	case !g.low && free < g.min:
+	case !g.low && free < g.minFree:
 		g.low = true
 		g.log.Warn("disk under the embedded etcd is nearly full: refusing writes until space is freed; reads keep working",
-			"dir", g.dir, "freeBytes", free, "minFreeBytes", g.min, "resumeAtBytes", g.resume)
-	case g.low && free >= g.resume:
+			"dir", g.dir, "freeBytes", free, "minFreeBytes", g.minFree, "resumeAtBytes", g.resumeFree)
+	case g.low && free >= g.resumeFree:
 		g.low = false
 		g.log.Info("disk under the embedded etcd has space again: accepting writes", "dir", g.dir, "freeBytes", free)
 	}
@@ -151,7 +151,7 @@ func (g *diskGuard) errorLocked() *spaceError {
 	return &spaceError{msg: fmt.Sprintf(
 		"the disk holding the embedded etcd's data (%s) has %s free, less than the %s that --etcd-min-free-disk-bytes keeps free; "+
 			"writes are refused until %s are free: free space on that disk (reads keep working)",
-		g.dir, formatBytes(g.free), formatBytes(g.min), formatBytes(g.resume))}
+		g.dir, formatBytes(g.free), formatBytes(g.minFree), formatBytes(g.resumeFree))}
 }
 
 // formatBytes writes n in binary units, to one decimal.

@@ -43,8 +43,8 @@ func (d *fakeDisk) callCount() int {
 	return d.calls
 }
 
-func newTestGuard(min uint64, d *fakeDisk, logs *bytes.Buffer) *diskGuard {
-	return newDiskGuard("/data/etcd", min, d.statfs, slog.New(slog.NewTextHandler(logs, nil)))
+func newTestGuard(minFree uint64, d *fakeDisk, logs *bytes.Buffer) *diskGuard {
+	return newDiskGuard("/data/etcd", minFree, d.statfs, slog.New(slog.NewTextHandler(logs, nil)))
 }
 
 // TestDiskGuardThresholdAndHysteresis: writes are refused below the

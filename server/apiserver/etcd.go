@@ -129,7 +129,7 @@ func checkStartSpace(g *diskGuard) error {
 	if free < uint64(etcdStartFloorBytes) {
 		return fmt.Errorf("the disk holding the embedded etcd's data (%s) has %s free; etcd needs at least %s to start safely "+
 			"(it preallocates %s WAL segments): free space on it (the server then serves read-only until %s are free)",
-			g.dir, formatBytes(free), formatBytes(uint64(etcdStartFloorBytes)), formatBytes(uint64(minEtcdMinFreeDiskBytes)), formatBytes(g.resume))
+			g.dir, formatBytes(free), formatBytes(uint64(etcdStartFloorBytes)), formatBytes(uint64(minEtcdMinFreeDiskBytes)), formatBytes(g.resumeFree))
 	}
 	return nil // below the threshold the guard refuses writes and has logged why
 }

@@ -151,7 +151,7 @@ func (r *quotaRecovery) look(ctx context.Context) (done bool, outcome string, er
 	// Defragmenting writes a compact copy of the database, then replaces
 	// the file: it needs up to the database's size beyond the guard's.
 	if r.guard != nil {
-		if free, err := r.guard.freeNow(); err == nil && free < uint64(st.DbSize)+r.guard.min {
+		if free, err := r.guard.freeNow(); err == nil && free < uint64(st.DbSize)+r.guard.minFree {
 			return false, outcomeWaitingForDisk, nil
 		}
 	}

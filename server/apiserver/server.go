@@ -34,14 +34,15 @@ type Server struct {
 	registry *registry.Registry
 	log      *slog.Logger
 
-	ready chan struct{} // closed once Run serves
-	addr  string        // host:port served on; set before ready closes
-	token string
-	caPEM []byte
+	ready     chan struct{} // closed once Run serves
+	addr      string        // host:port served on; set before ready closes
+	token     string
+	caPEM     []byte
+	readyOnce sync.Once
+
 	// etcdEndpoint is the embedded etcd's client URL; set before ready
 	// closes, "" with an external etcd.
 	etcdEndpoint string
-	readyOnce    sync.Once
 }
 
 // New validates opts and prepares a server for the resources in reg.

@@ -67,8 +67,8 @@ func newSpaceKV(kv clientv3.KV, guard *diskGuard, quotaMsg string, onNoSpace fun
 func quotaMessage(embedded bool, quota int64) string {
 	if embedded {
 		return fmt.Sprintf("the embedded etcd's database reached its space quota of %s (etcdserver: mvcc: database space exceeded); "+
-			"delete objects (deletes still work) or restart with a larger --etcd-quota-backend-bytes: once the database fits again "+
-			"the server compacts and defragments it and disarms etcd's NOSPACE alarm by itself", formatBytes(uint64(quota)))
+			"delete objects (deletes still work) or restart with a larger --etcd-quota-backend-bytes: the server compacts and "+
+			"defragments the database and disarms etcd's NOSPACE alarm by itself once it fits again", formatBytes(uint64(quota)))
 	}
 	return "etcd's database reached its space quota (etcdserver: mvcc: database space exceeded); " +
 		"delete objects (deletes still work) or raise etcd's --quota-backend-bytes, then an etcd operator must compact and " +
