@@ -14,11 +14,15 @@ import (
 	"go.uber.org/zap"
 )
 
+// Option changes the embedded etcd's configuration before it starts, e.g.
+// to give it a small space quota.
+type Option func(*embed.Config)
+
 // Start starts an embedded etcd for t and returns a client to it. Both are
 // closed when t ends.
-func Start(t testing.TB) *clientv3.Client {
+func Start(t testing.TB, opts ...Option) *clientv3.Client {
 	t.Helper()
-	e := StartServer(t)
+	e := StartServer(t, opts...)
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{e.Clients[0].Addr().String()},
 		DialTimeout: 10 * time.Second,
@@ -33,7 +37,7 @@ func Start(t testing.TB) *clientv3.Client {
 
 // StartServer starts an embedded etcd for t and returns it; it is closed
 // when t ends.
-func StartServer(t testing.TB) *embed.Etcd {
+func StartServer(t testing.TB, opts ...Option) *embed.Etcd {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
@@ -44,6 +48,9 @@ func StartServer(t testing.TB) *embed.Etcd {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	for _, o := range opts {
+		o(cfg)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)

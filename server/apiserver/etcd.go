@@ -4,20 +4,28 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	etcdstorage "go.etcd.io/etcd/server/v3/storage"
 	"go.uber.org/zap"
 )
 
 // etcdBackend is a connected etcd client and, when embedded, the etcd
 // server it talks to. close stops the client first and the server last.
 type etcdBackend struct {
+	// client's KV is a spaceKV: writes meet the disk guard, and etcd's
+	// NOSPACE is explained.
 	client   *clientv3.Client
 	embedded *embed.Etcd
+	// Embedded only.
+	socket   *etcdSocket
+	recovery *quotaRecovery // compacts, defragments and disarms NOSPACE
 }
 
 func (b *etcdBackend) close() {
@@ -27,21 +35,46 @@ func (b *etcdBackend) close() {
 	if b.embedded != nil {
 		b.embedded.Close()
 	}
+	if b.socket != nil {
+		b.socket.remove()
+	}
 }
 
 // connectEtcd starts the embedded etcd or dials the external cluster, and
 // returns once etcd answers.
-func connectEtcd(ctx context.Context, o *Options) (*etcdBackend, error) {
+func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prometheus.Registerer) (*etcdBackend, error) {
 	b := &etcdBackend{}
 	endpoints := o.EtcdServers
 	var tlsCfg *tls.Config
+	var guard *diskGuard
+	quota := o.EtcdQuotaBackendBytes
+	if quota == 0 {
+		quota = etcdstorage.DefaultQuotaBytes
+	}
 	if len(endpoints) == 0 {
-		e, err := startEmbeddedEtcd(ctx, o.path("etcd"))
+		dir := o.path("etcd")
+		socket, err := newEtcdSocket(dir, log)
 		if err != nil {
 			return nil, err
 		}
+		b.socket = socket
+		if o.EtcdMinFreeDiskBytes > 0 {
+			guard = newDiskGuard(dir, uint64(o.EtcdMinFreeDiskBytes), freeBytes, log)
+			if err := checkStartSpace(guard); err != nil {
+				b.close()
+				return nil, err
+			}
+		}
+		e, err := startEmbeddedEtcd(ctx, dir, socket, o.EtcdQuotaBackendBytes)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
 		b.embedded = e
-		endpoints = []string{e.Clients[0].Addr().String()}
+		endpoint := socket.url()
+		endpoints = []string{endpoint.String()}
+		log.Info("embedded etcd serves only this user, on a unix socket; no TCP port, no peer port",
+			"endpoint", endpoints[0], "etcdctl", "etcdctl --endpoints="+endpoints[0]+" endpoint status -w table")
 	} else if o.EtcdCAFile != "" || o.EtcdCertFile != "" {
 		info := transport.TLSInfo{TrustedCAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile}
 		var err error
@@ -64,6 +97,13 @@ func connectEtcd(ctx context.Context, o *Options) (*etcdBackend, error) {
 		return nil, fmt.Errorf("connect etcd %v: %w", endpoints, err)
 	}
 	b.client = c
+	var onNoSpace func()
+	if b.embedded != nil {
+		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log, metrics)
+		onNoSpace = b.recovery.notify
+	}
+	c.KV = newSpaceKV(c.KV, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)
+
 	// Fail fast on an unreachable cluster instead of at the first request.
 	pingCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -74,22 +114,52 @@ func connectEtcd(ctx context.Context, o *Options) (*etcdBackend, error) {
 	return b, nil
 }
 
-// startEmbeddedEtcd runs a single-member etcd in dir on loopback ports the
-// kernel picks, so several servers (and tests) can run side by side.
-func startEmbeddedEtcd(ctx context.Context, dir string) (*embed.Etcd, error) {
+// checkStartSpace decides how the server starts on the embedded etcd's
+// disk. Below the guard's threshold it starts read-only, exactly as if the
+// disk had filled while it ran: reads are served, writes get 507, and
+// writes resume by themselves once space is freed, with no restart. Below
+// etcdStartFloorBytes it refuses to start: etcd's own start preallocates
+// WAL segments, and a failed preallocation does not fail the start but
+// crashes etcd at a later segment cut, even after space has returned.
+func checkStartSpace(g *diskGuard) error {
+	free, err := g.freeNow()
+	if err != nil {
+		return nil // logged by the guard; etcd's start will tell
+	}
+	if free < uint64(etcdStartFloorBytes) {
+		return fmt.Errorf("the disk holding the embedded etcd's data (%s) has %s free; etcd needs at least %s to start safely "+
+			"(it preallocates %s WAL segments): free space on it (the server then serves read-only until %s are free)",
+			g.dir, formatBytes(free), formatBytes(uint64(etcdStartFloorBytes)), formatBytes(uint64(minEtcdMinFreeDiskBytes)), formatBytes(g.resumeFree))
+	}
+	return nil // below the threshold the guard refuses writes and has logged why
+}
+
+// startEmbeddedEtcd runs a single-member etcd in dir, serving clients on
+// socket only. quota is etcd's space quota (0: etcd's default).
+func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quota int64) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(embeddedEtcdLogger())
-	client := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	client := socket.url()
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	// No peer listener: a single member has no peer to hear from. etcd
+	// still names the member by an advertised peer URL (it is part of the
+	// member's ID); nothing listens there, and port 0 cannot be dialled.
+	// Data directories made by earlier versions advertise this very URL,
+	// so they keep starting.
+	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = nil, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	cfg.QuotaBackendBytes = quota
 	// Progress notifications let the watch cache advance through idle periods.
 	cfg.WatchProgressNotifyInterval = 5 * time.Second
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)
+	}
+	if err := socket.restrict(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd socket: %w", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():

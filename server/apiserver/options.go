@@ -25,6 +25,14 @@ type Options struct {
 	EtcdKeyFile  string
 	// EtcdPrefix is the key prefix every object is stored under.
 	EtcdPrefix string
+	// EtcdQuotaBackendBytes is the embedded etcd's space quota: past it,
+	// etcd raises its NOSPACE alarm and refuses writes (deletes still
+	// work) until objects are deleted. 0 means etcd's default, 2 GiB.
+	EtcdQuotaBackendBytes int64
+	// EtcdMinFreeDiskBytes is how much free space the embedded etcd's disk
+	// keeps: below it writes are refused with 507 before etcd could fail
+	// to commit them (which would end the process). 0 disables the guard.
+	EtcdMinFreeDiskBytes int64
 
 	BindAddress string
 	SecurePort  int
@@ -71,6 +79,7 @@ func DefaultOptions() Options {
 	return Options{
 		DataDir:                      ".apiloom",
 		EtcdPrefix:                   "/registry",
+		EtcdMinFreeDiskBytes:         DefaultEtcdMinFreeDiskBytes,
 		BindAddress:                  "127.0.0.1",
 		SecurePort:                   6443,
 		HTTP2MaxStreamsPerConnection: 1000,
@@ -93,6 +102,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for external etcd")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for external etcd")
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "etcd key prefix for all objects")
+	fs.Int64Var(&o.EtcdQuotaBackendBytes, "etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
+		"embedded etcd only: space quota of its database; past it writes fail with 507 (deletes still work) and the server compacts, "+
+			"defragments and disarms etcd's NOSPACE alarm by itself once objects are deleted; 0: etcd's default, 2 GiB (etcd warns above 8 GiB)")
+	fs.Int64Var(&o.EtcdMinFreeDiskBytes, "etcd-min-free-disk-bytes", o.EtcdMinFreeDiskBytes,
+		"embedded etcd only: free space to keep on the disk holding its data; below it writes fail with 507 and compaction pauses "+
+			"(reads keep working) until a quarter more than this is free again; at start, below it the server serves read-only, and "+
+			"it refuses to start with less than 128 MB free (two etcd WAL segments); 0 disables the guard, otherwise at least 64 MB")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port to serve on (0 picks a free port)")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); default: generated into --data-dir")
@@ -134,6 +150,15 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	if o.EtcdQuotaBackendBytes < 0 {
+		errs = append(errs, errors.New("--etcd-quota-backend-bytes must not be negative"))
+	}
+	if o.EtcdQuotaBackendBytes != 0 && len(o.EtcdServers) > 0 {
+		errs = append(errs, errors.New("--etcd-quota-backend-bytes applies to the embedded etcd only; set --quota-backend-bytes on the external etcd"))
+	}
+	if o.EtcdMinFreeDiskBytes != 0 && o.EtcdMinFreeDiskBytes < minEtcdMinFreeDiskBytes {
+		errs = append(errs, fmt.Errorf("--etcd-min-free-disk-bytes must be 0 (off) or at least %d (one etcd WAL segment)", minEtcdMinFreeDiskBytes))
 	}
 	if o.CompactionInterval < 0 {
 		errs = append(errs, errors.New("--etcd-compaction-interval must not be negative"))

@@ -61,3 +61,35 @@ func TestFlagsSetExternalEtcd(t *testing.T) {
 		t.Fatalf("parsed %+v", o)
 	}
 }
+
+func TestEtcdSpaceFlags(t *testing.T) {
+	o := DefaultOptions()
+	if o.EtcdMinFreeDiskBytes != DefaultEtcdMinFreeDiskBytes || o.EtcdQuotaBackendBytes != 0 {
+		t.Fatalf("defaults: min free %d, quota %d", o.EtcdMinFreeDiskBytes, o.EtcdQuotaBackendBytes)
+	}
+	parse := func(args ...string) (Options, error) {
+		o := DefaultOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return o, o.Validate()
+	}
+	if o, err := parse("--etcd-quota-backend-bytes=33554432", "--etcd-min-free-disk-bytes=0"); err != nil || o.EtcdQuotaBackendBytes != 32<<20 || o.EtcdMinFreeDiskBytes != 0 {
+		t.Fatalf("valid space flags: %+v, %v", o, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--etcd-quota-backend-bytes=-1"}, "--etcd-quota-backend-bytes"},
+		{[]string{"--etcd-servers=https://10.0.0.1:2379", "--etcd-quota-backend-bytes=33554432"}, "embedded etcd only"},
+		{[]string{"--etcd-min-free-disk-bytes=1048576"}, "--etcd-min-free-disk-bytes"},
+		{[]string{"--etcd-min-free-disk-bytes=-1"}, "--etcd-min-free-disk-bytes"},
+	} {
+		if _, err := parse(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}

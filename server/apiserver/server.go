@@ -39,6 +39,10 @@ type Server struct {
 	token     string
 	caPEM     []byte
 	readyOnce sync.Once
+
+	// etcdEndpoint is the embedded etcd's client URL; set before ready
+	// closes, "" with an external etcd.
+	etcdEndpoint string
 }
 
 // New validates opts and prepares a server for the resources in reg.
@@ -69,6 +73,10 @@ func (s *Server) Token() string { return s.token }
 // operator-provided certificate); valid after Ready.
 func (s *Server) CAPEM() []byte { return s.caPEM }
 
+// EtcdEndpoint is the embedded etcd's client URL (unix:///path, reachable
+// only by this user), or "" with an external etcd; valid after Ready.
+func (s *Server) EtcdEndpoint() string { return s.etcdEndpoint }
+
 // KubeconfigPath is where Run writes the admin kubeconfig.
 func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
 
@@ -91,14 +99,14 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 
-	etcd, err := connectEtcd(ctx, &s.opts)
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	etcd, err := connectEtcd(ctx, &s.opts, s.log, metrics)
 	if err != nil {
 		return err
 	}
 	defer etcd.close() // last: after storage and handlers are gone
-
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// requestsCtx is cancelled at shutdown so that long-running watches end
 	// cleanly instead of holding http.Server.Shutdown until its timeout.
@@ -119,6 +127,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 	var background sync.WaitGroup
 	defer background.Wait()
+	if etcd.recovery != nil {
+		background.Add(1)
+		go func() { defer background.Done(); etcd.recovery.Run(requestsCtx) }()
+	}
 	if s.opts.CompactionInterval > 0 {
 		c := storage.NewCompactor(etcd.client, s.opts.CompactionInterval, s.log)
 		background.Add(1)
@@ -182,6 +194,10 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
+	if etcd.socket != nil {
+		u := etcd.socket.url()
+		s.etcdEndpoint = u.String()
+	}
 	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+kubeconfigHost(s.opts.BindAddress, ln), cert.caPEM, token); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)

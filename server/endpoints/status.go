@@ -108,6 +108,8 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 		return corruptStatus(se, gr, v)
 	case errors.Is(se, storage.ErrNotCorrupt):
 		return notCorruptStatus(se, gr, name)
+	case errors.Is(se, storage.ErrInsufficientStorage):
+		return insufficientStorage(gr, name, se)
 	default: // anything new
 		return apierrors.NewInternalError(err)
 	}
@@ -128,6 +130,19 @@ func expiredStatus(se *storage.Error, v verb) *apierrors.StatusError {
 	default:
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", se.ResourceVersion, se.CurrentRevision))
 	}
+}
+
+// insufficientStorage is the 507 for a write etcd has no space for.
+// kube-apiserver passes etcd's NOSPACE through as a bare 500 ("etcdserver:
+// mvcc: database space exceeded"); 507 names the condition, and
+// apimachinery's generic mapping of a 5xx code gives it reason
+// InternalError, so clients treat it as the server error it is. The
+// message is storage's explanation: what is full and what to do.
+func insufficientStorage(gr schema.GroupResource, name string, se *storage.Error) *apierrors.StatusError {
+	msg := "insufficient storage: " + detailOr(se, "etcd has no space for writes")
+	st := apierrors.NewGenericServerResponse(http.StatusInsufficientStorage, "", gr, name, msg, 0, false)
+	st.ErrStatus.Message = msg
+	return st
 }
 
 func detailOr(se *storage.Error, fallback string) string {

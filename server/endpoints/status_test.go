@@ -63,6 +63,13 @@ func TestStorageStatus(t *testing.T) {
 			msg: "invalid continue token: bad base64"},
 		{name: "bad resource version", err: &storage.Error{Err: storage.ErrInvalidResourceVersion, Detail: `"x"`}, code: 400, reason: metav1.StatusReasonBadRequest},
 		{name: "bad key", err: &storage.Error{Err: storage.ErrInvalidKey, Key: "a/b/c"}, code: 400, reason: metav1.StatusReasonBadRequest},
+		{name: "insufficient storage", err: &storage.Error{Err: storage.ErrInsufficientStorage, Key: "ns/x", Detail: "the disk is full; free space on it"},
+			code: 507, reason: metav1.StatusReasonInternalError, msg: "insufficient storage: the disk is full; free space on it",
+			check: func(t *testing.T, s metav1.Status) {
+				if s.Details.Name != "x" || s.Details.Kind != "databases" || s.Details.Group != "example.apiloom.dev" {
+					t.Errorf("details %+v", s.Details)
+				}
+			}},
 		{name: "corrupt", err: &storage.Error{Err: storage.ErrCorrupt, Key: "ns/x"}, code: 500, reason: metav1.StatusReasonInternalError},
 		{name: "api errors pass", err: apierrors.NewBadRequest("x"), code: 400, reason: metav1.StatusReasonBadRequest, msg: "x"},
 		{name: "too large body", err: &http.MaxBytesError{Limit: 3}, code: 413, reason: metav1.StatusReasonRequestEntityTooLarge, msg: "Request entity too large: limit is 3"},

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -85,15 +86,34 @@ func NewCompactor(client *clientv3.Client, interval time.Duration, log *slog.Log
 // Run compacts every interval until ctx ends. The first compaction happens
 // two intervals after Run starts: the first tick only records the revision
 // to compact. A failed step is logged and retried at the next tick.
+//
+// While etcd has no space for writes (ErrInsufficientStorage: the disk
+// under the embedded etcd is nearly full, or etcd's quota is reached),
+// compaction pauses: compacting writes to etcd's database too, so each
+// tick's first write is refused before anything is written, and the
+// compactor logs the pause once and resumes at the first tick after space
+// returns.
 func (c *Compactor) Run(ctx context.Context) {
+	paused := false
 	for {
 		select {
 		case <-c.after(c.interval):
 		case <-ctx.Done():
 			return
 		}
-		if _, err := c.step(ctx); err != nil && ctx.Err() == nil {
+		_, err := c.step(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, ErrInsufficientStorage):
+			if !paused {
+				c.log.Warn("etcd compaction paused: etcd has no space for writes", "key", c.key, "error", err)
+			}
+			paused = true
+		case err != nil:
 			c.log.Error("etcd compaction failed", "key", c.key, "error", err)
+		case paused:
+			c.log.Info("etcd compaction resumed", "key", c.key)
+			paused = false
 		}
 	}
 }

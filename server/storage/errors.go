@@ -40,7 +40,19 @@ var (
 	// ErrInvalidKey: a key that is not "namespace/name" (namespaced) or
 	// "name" (cluster-scoped), or has an empty, "." or ".." segment.
 	ErrInvalidKey = errors.New("storage: invalid key")
+	// ErrInsufficientStorage: etcd cannot take the write for lack of space,
+	// because its database reached its space quota (etcd's NOSPACE alarm)
+	// or because the disk under the embedded etcd is nearly full. Nothing
+	// was written; reads still work. An error from etcd's client that Is
+	// this sentinel (the server's space guard returns such errors) keeps
+	// its text as the Error's Detail.
+	ErrInsufficientStorage = errors.New("storage: insufficient storage")
 )
+
+// noSpaceDetail explains etcd's own NOSPACE error when nothing in front
+// of etcd explained it already.
+const noSpaceDetail = "etcd's database reached its space quota (etcdserver: mvcc: database space exceeded); " +
+	"delete objects, then compact and defragment etcd and disarm its NOSPACE alarm, or raise etcd's quota"
 
 // Error is the one error type storage returns: a sentinel plus the key and
 // revisions involved, for the handler to build a precise Status from.

@@ -118,6 +118,10 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
 		Then(clientv3.OpPut(full, string(data))).
 		Commit()
+	if rev, ok := s.appliedDespiteNoSpace(ctx, err, full, data); ok {
+		s.codec.stamp(out, rev)
+		return out, nil
+	}
 	if err != nil {
 		return zero, etcdError("create", key, err)
 	}
@@ -182,11 +186,17 @@ func (s *Store[O]) checkSize(key, full string, data []byte) error {
 	return nil
 }
 
-// etcdError wraps an error from etcd that has no storage meaning (transport,
-// timeout, cancellation) with the operation and key. etcd's refusal of a
-// request as too large is ErrTooLarge.
+// etcdError wraps an error from etcd with the operation and key. Lack of
+// space becomes an *Error with ErrInsufficientStorage, etcd's refusal of a
+// request as too large one with ErrTooLarge; errors with no storage
+// meaning (transport, timeout, cancellation) are only wrapped.
 func etcdError(op, key string, err error) error {
-	if errors.Is(err, rpctypes.ErrRequestTooLarge) || isMessageTooLarge(err) {
+	switch {
+	case errors.Is(err, ErrInsufficientStorage):
+		return &Error{Err: ErrInsufficientStorage, Key: key, Detail: err.Error()}
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return &Error{Err: ErrInsufficientStorage, Key: key, Detail: noSpaceDetail}
+	case errors.Is(err, rpctypes.ErrRequestTooLarge) || isMessageTooLarge(err):
 		return &Error{Err: ErrTooLarge, Key: key, Detail: err.Error()}
 	}
 	if key != "" {

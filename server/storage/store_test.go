@@ -40,6 +40,7 @@ func TestStore(t *testing.T) {
 		{"WatchEndsWithItsContext", testWatchEndsWithItsContext},
 		{"CompactorOneReplicaPerInterval", testCompactorOneReplicaPerInterval},
 		{"CompactorRun", testCompactorRun},
+		{"CompactorPausesWithoutSpace", testCompactorPausesWithoutSpace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, storagetest.NewClient(t, root, "/"+t.Name()))

@@ -94,6 +94,12 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 			Then(*op).
 			Else(clientv3.OpGet(full)).
 			Commit()
+		if op.IsPut() {
+			if rev, ok := s.appliedDespiteNoSpace(ctx, err, full, op.ValueBytes()); ok {
+				s.codec.stamp(result, rev)
+				return result, nil
+			}
+		}
 		if err != nil {
 			return zero, etcdError(verb, key, err)
 		}

@@ -43,6 +43,13 @@ func WithEtcd(endpoints ...string) Option {
 	return func(o *apiserver.Options) { o.EtcdServers = endpoints }
 }
 
+// WithDataDir runs the server in dir instead of a fresh t.TempDir(): to
+// put its etcd on a particular filesystem, or to start a second server on
+// the data of one that has stopped.
+func WithDataDir(dir string) Option {
+	return func(o *apiserver.Options) { o.DataDir = dir }
+}
+
 // WithCompactionInterval compacts etcd history every d (off by default in
 // tests, as history is then stable).
 func WithCompactionInterval(d time.Duration) Option {
