@@ -266,4 +266,3 @@ func (t *refusingTxn) Commit() (*clientv3.TxnResponse, error) {
 	}
 	return t.Txn.Commit()
 }
-

@@ -100,7 +100,7 @@ func TestEtcdQuotaFull(t *testing.T) {
 	if len(names) < 100 {
 		t.Fatalf("only %d objects of 200 KiB fit a 32 MiB quota", len(names))
 	}
-	expectEvents(t, w, watch.Added, names[:1])
+	expectTyped(t, w, watch.Added, names[:1])
 
 	d, err := dbs.Get(ctx, first, metav1.GetOptions{})
 	if err != nil {
@@ -124,18 +124,18 @@ func TestEtcdQuotaFull(t *testing.T) {
 	if err := dbs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatalf("delete over the quota: %v", err)
 	}
-	expectEvents(t, w, watch.Deleted, names[:1])
-	expectEvents(t, w2, watch.Deleted, names[:1])
+	expectTyped(t, w, watch.Deleted, names[:1])
+	expectTyped(t, w2, watch.Deleted, names[:1])
 
 	eventually(t, "creates to work again after the deletes", func(ctx context.Context) (bool, error) {
 		_, err := dbs.Create(ctx, newDatabase(first), metav1.CreateOptions{})
 		return err == nil, err
 	})
-	expectEvents(t, w, watch.Added, names[:1])
+	expectTyped(t, w, watch.Added, names[:1])
 }
 
-// expectEvents reads one event of type typ per name from w, in order.
-func expectEvents(t *testing.T, w watch.Interface, typ watch.EventType, names []string) {
+// expectTyped reads one event of type typ per name from w, in order.
+func expectTyped(t *testing.T, w watch.Interface, typ watch.EventType, names []string) {
 	t.Helper()
 	for _, name := range names {
 		select {
@@ -285,7 +285,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	expectEvents(t, w, watch.Added, []string{"orders"})
+	expectTyped(t, w, watch.Added, []string{"orders"})
 
 	// Writes admitted before the guard sees the disk fill (it rereads the
 	// free space every 100ms) succeed, into the room the guard keeps; the
@@ -305,7 +305,7 @@ func TestDiskFull(t *testing.T) {
 		}
 		return true, nil
 	})
-	expectEvents(t, w, watch.Added, admitted)
+	expectTyped(t, w, watch.Added, admitted)
 	rest := fill(t, dir)
 	err = dbs.Delete(ctx, "orders", metav1.DeleteOptions{})
 	insufficientStorage(t, "delete on a full disk", err, "--etcd-min-free-disk-bytes")
@@ -324,7 +324,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("watch on a full disk: %v", err)
 	}
 	defer w2.Stop()
-	expectEvents(t, w2, watch.Added, stored)
+	expectTyped(t, w2, watch.Added, stored)
 
 	// The compactor (every 100ms) keeps trying and is refused; etcd's
 	// revision does not move.
@@ -347,7 +347,7 @@ func TestDiskFull(t *testing.T) {
 		_, err := dbs.Create(ctx, newDatabase("after"), metav1.CreateOptions{})
 		return err == nil, err
 	})
-	expectEvents(t, w, watch.Added, []string{"after"})
+	expectTyped(t, w, watch.Added, []string{"after"})
 	compacted := compactKeyVersion(t, etcd)
 	eventually(t, "the compactor to run again", func(ctx context.Context) (bool, error) {
 		return compactKeyVersion(t, etcd) > compacted, nil
