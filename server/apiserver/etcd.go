@@ -65,7 +65,7 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 				return nil, err
 			}
 		}
-		e, err := startEmbeddedEtcd(ctx, dir, socket, o.EtcdQuotaBackendBytes)
+		e, err := startEmbeddedEtcd(ctx, dir, socket, o.EtcdQuotaBackendBytes, o.EtcdMaxRequestBytes)
 		if err != nil {
 			b.close()
 			return nil, err
@@ -88,8 +88,9 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 		DialTimeout: 20 * time.Second,
 		Logger:      zap.NewNop(),
 		Context:     context.WithoutCancel(ctx),
-		// Objects up to the 3 MiB request limit plus envelope must fit.
-		MaxCallSendMsgSize: 8 << 20,
+		// Requests up to etcd's limit must leave; etcd itself refuses
+		// larger ones, with an error storage maps to 413.
+		MaxCallSendMsgSize: max(8<<20, o.EtcdMaxRequestBytes+1<<20),
 		MaxCallRecvMsgSize: 0, // unlimited: large lists
 	})
 	if err != nil {
@@ -135,8 +136,9 @@ func checkStartSpace(g *diskGuard) error {
 }
 
 // startEmbeddedEtcd runs a single-member etcd in dir, serving clients on
-// socket only. quota is etcd's space quota (0: etcd's default).
-func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quota int64) (*embed.Etcd, error) {
+// socket only. quota is etcd's space quota (0: etcd's default),
+// maxRequest the largest request it accepts.
+func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quota int64, maxRequest int) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(embeddedEtcdLogger())
@@ -151,6 +153,9 @@ func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quot
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = nil, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
 	cfg.QuotaBackendBytes = quota
+	if maxRequest > 0 {
+		cfg.MaxRequestBytes = uint(maxRequest)
+	}
 	// Progress notifications let the watch cache advance through idle periods.
 	cfg.WatchProgressNotifyInterval = 5 * time.Second
 	e, err := embed.StartEtcd(cfg)

@@ -100,7 +100,7 @@ func TestEmbeddedEtcdOnSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := startEmbeddedEtcd(t.Context(), dir, s, 0)
+	e, err := startEmbeddedEtcd(t.Context(), dir, s, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/storage"
 )
 
 // Options configure a Server. Defaults come from DefaultOptions; Validate
@@ -72,6 +75,17 @@ type Options struct {
 	// pending data for this long; over HTTP/2 it applies to every stream
 	// (h2.Server.StreamWriteTimeout). 0 disables.
 	WatchWriteTimeout time.Duration
+	// MaxRequestBodyBytes is the largest body a write may send (413
+	// beyond it); 0 means no limit.
+	MaxRequestBodyBytes int64
+	// JSONPatchMaxCopyBytes is how much the copy operations of one JSON
+	// patch may add to the object (422 beyond it).
+	JSONPatchMaxCopyBytes int64
+	// EtcdMaxRequestBytes is the largest request etcd accepts: the
+	// embedded etcd is started with it, and with an external etcd it must
+	// match the cluster's --max-request-bytes. Objects that would not fit
+	// are refused with 413 before they are sent.
+	EtcdMaxRequestBytes int
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -91,6 +105,10 @@ func DefaultOptions() Options {
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
 		WatchWriteTimeout:           60 * time.Second,
+		MaxRequestBodyBytes:         3 << 20,
+		JSONPatchMaxCopyBytes:       endpoints.DefaultJSONPatchMaxCopyBytes,
+		// etcd's own default.
+		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 	}
 }
 
@@ -122,6 +140,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "mutating requests (create, update, patch, delete) served at once, waiting and answered 429 beyond it as for --max-requests-inflight; 0: no limit")
 	fs.DurationVar(&o.WatchWriteTimeout, "watch-write-timeout", o.WatchWriteTimeout, "a watch (any stream) whose client accepts none of its pending data for this long is ended")
+	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", o.MaxRequestBodyBytes, "largest request body a write accepts (kube-apiserver's MaxRequestBodyBytes); larger is 413; 0: no limit")
+	fs.Int64Var(&o.JSONPatchMaxCopyBytes, "json-patch-max-copy-bytes", o.JSONPatchMaxCopyBytes, "how many bytes the copy operations of one JSON patch may add (kube-apiserver's JSONPatchMaxCopyBytes); more is 422")
+	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
 // Validate reports every problem with o at once.
@@ -171,6 +192,15 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxMutatingRequestsInFlight < 0 {
 		errs = append(errs, errors.New("--max-mutating-requests-inflight must not be negative"))
+	}
+	if o.MaxRequestBodyBytes < 0 {
+		errs = append(errs, errors.New("--max-request-body-bytes must not be negative"))
+	}
+	if o.JSONPatchMaxCopyBytes <= 0 {
+		errs = append(errs, errors.New("--json-patch-max-copy-bytes must be positive"))
+	}
+	if o.EtcdMaxRequestBytes < 4096 {
+		errs = append(errs, errors.New("--etcd-max-request-bytes must be at least 4096"))
 	}
 	if o.WatchWriteTimeout < 0 {
 		errs = append(errs, errors.New("--watch-write-timeout must not be negative"))

@@ -113,7 +113,10 @@ func (s *Server) Run(ctx context.Context) error {
 	requestsCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
 
-	backend := registry.Backend{Client: etcd.client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log}
+	endpoints.SetJSONPatchMaxCopyBytes(s.opts.JSONPatchMaxCopyBytes)
+	backend := registry.Backend{Client: etcd.client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
+		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
+		Limits:          &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout}}
 	served, err := s.registry.Build(requestsCtx, backend)
 	if err != nil {
 		return err

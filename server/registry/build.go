@@ -25,6 +25,9 @@ type Backend struct {
 	// Metrics receives storage and cache metrics; may be nil.
 	Metrics prometheus.Registerer
 	Log     *slog.Logger
+	// MaxRequestBytes is the largest request etcd accepts
+	// (storage.DefaultMaxRequestBytes when 0).
+	MaxRequestBytes int
 	// Limits bound each resource's requests (endpoints.DefaultLimits when
 	// nil).
 	Limits *endpoints.Limits
@@ -65,7 +68,7 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			log = b.Log.With("resource", def.GroupResource().String())
 		}
 		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
-			storage.WithLogger(log), storage.WithMetrics(b.Metrics))
+			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes))
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}

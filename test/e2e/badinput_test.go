@@ -26,6 +26,12 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 	client := &http.Client{Transport: tr}
 	base := ts.Config.Host + "/apis/example.apiloom.dev/v1/namespaces/shop/databases"
 
+	// A few hundred bytes that double a list 40 times (kube-apiserver caps
+	// the copies at 3 MiB), and an object under the body limit but over
+	// etcd's request limit.
+	bomb := `[{"op":"add","path":"/spec/tags","value":["xxxxxxxxxx"]}` +
+		strings.Repeat(`,{"op":"copy","from":"/spec/tags","path":"/spec/tags/-"}`, 40) + `]`
+	overEtcd := `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"big"},"spec":{"engine":"mysql","region":"` + strings.Repeat("x", 2<<20) + `"}}`
 	huge := `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"huge"},"spec":{"engine":"` + strings.Repeat("x", 4<<20) + `"}}`
 	for _, tc := range []struct {
 		name, method, url, contentType, body string
@@ -38,6 +44,8 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 		{"bad label selector", "GET", base + "?labelSelector=a%20in%20(", "", "", 400, metav1.StatusReasonBadRequest},
 		{"unsupported field selector", "GET", base + "?fieldSelector=spec.nothing%3Dx", "", "", 400, metav1.StatusReasonBadRequest},
 		{"bad continue token", "GET", base + "?limit=1&continue=garbage", "", "", 400, metav1.StatusReasonBadRequest},
+		{"json patch copy bomb", "PATCH", base + "/orders", "application/json-patch+json", bomb, 422, metav1.StatusReasonInvalid},
+		{"object over etcd's request limit", "POST", base, "application/json", overEtcd, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"oversized body", "PUT", base + "/orders", "application/json", huge, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"strategic merge patch", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"engine":"mysql"}}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"unknown patch type", "PATCH", base + "/orders", "application/x-nonsense", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
@@ -75,6 +83,33 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("bearer scheme in any case", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base, nil)
+		req.Header.Set("Authorization", "bearer "+ts.Config.BearerToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("got %d, want 200", resp.StatusCode)
+		}
+	})
+
+	t.Run("watch with a negative timeout ends at once", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"?watch=true&timeoutSeconds=-5", nil)
+		req.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK || len(body) != 0 {
+			t.Fatalf("got %d %q %v, want 200 and no events", resp.StatusCode, body, err)
+		}
+	})
 
 	t.Run("unauthenticated", func(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, "GET", base, nil)
