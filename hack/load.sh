@@ -8,6 +8,8 @@
 #   TARGETS="apiloom kube-apiserver" hack/load.sh
 #   PROFILE=1 hack/load.sh       # + a Go CPU profile of each server during the fanout writes,
 #                                #   and one of the load generator itself
+#   BASE=<git rev> hack/load.sh  # + apiloom built from another commit (target apiloom-base),
+#                                #   first, so every ratio is to it: a change measured in one run
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
@@ -28,6 +30,7 @@ root=$(pwd)
 if [[ -z ${TARGETS:-} ]]; then
   TARGETS=apiloom
   [[ ${PEER:-0} == 1 ]] && TARGETS="apiloom apiloom-nocache kube-apiserver"
+  [[ -n ${BASE:-} ]] && TARGETS="apiloom-base $TARGETS"
 fi
 OUT=${OUT:-$(mktemp -d /tmp/apiloom-load.XXXXXX)}
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
@@ -41,6 +44,13 @@ echo "building bin/apiloom and bin/apiloom-load"
 go build -o bin/apiloom ./cmd/apiloom
 go build -o bin/apiloom-load ./cmd/apiloom-load
 apiloom_bin=bin/apiloom
+if [[ -n ${BASE:-} ]]; then
+  echo "building apiloom at $BASE"
+  base_src=$OUT/base-src
+  rm -rf "$base_src"; mkdir -p "$base_src"
+  git archive "$BASE" | tar -x -C "$base_src"
+  (cd "$base_src" && go build -o "$OUT/base-bin/apiloom" ./cmd/apiloom)
+fi
 if [[ $PROFILE == 1 ]]; then
   # A profiling build: the same server plus net/http/pprof on a loopback port,
   # added through a build overlay so that no source file changes.
@@ -89,12 +99,15 @@ load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --
   --list-compression="$LIST_COMPRESSION")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
-start_apiloom() {
-  local name=$1; shift
+start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
+
+# start_apiloom_bin BINARY NAME [FLAGS...]: start_apiloom with another build.
+start_apiloom_bin() {
+  local bin=$1 name=$2; shift 2
   local dir=$OUT/$name
   rm -rf "$dir"; mkdir -p "$dir"
   APILOOM_PPROF_ADDR=$([[ $PROFILE == 1 ]] && echo "127.0.0.1:$PPROF_PORT") \
-    "$apiloom_bin" --data-dir "$dir" --secure-port 0 "$@" >"$dir/server.log" 2>&1 &
+    "$bin" --data-dir "$dir" --secure-port 0 "$@" >"$dir/server.log" 2>&1 &
   local pid=$!
   started+=("apiloom $pid")
   for _ in $(seq 300); do
@@ -140,6 +153,7 @@ for target in $TARGETS; do
   echo; echo "=== $target"
   case $target in
     apiloom) start=(start_apiloom apiloom) ;;
+    apiloom-base) start=(start_apiloom_bin "$OUT/base-bin/apiloom" apiloom-base) ;;
     apiloom-nocache) start=(start_apiloom apiloom-nocache --watch-cache=false) ;;
     kube-apiserver) start=(start_peer) ;;
     *) echo "unknown target $target"; exit 2 ;;
