@@ -230,31 +230,10 @@ func checkStatus(t *testing.T, what string, err error, code int32, reason metav1
 	}
 }
 
-// metricsText is the server's /metrics.
-func metricsText(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	body, err := restClient(t, cfg).Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	return string(body)
-}
-
 // readyz is the server's /readyz answer.
 func readyz(ctx context.Context, t *testing.T, cfg *rest.Config) (int, string) {
 	t.Helper()
 	var code int
 	body, _ := restClient(t, cfg).Get().AbsPath("/readyz").Do(ctx).StatusCode(&code).Raw()
 	return code, string(body)
-}
-
-func restClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
-	t.Helper()
-	c := rest.CopyConfig(cfg)
-	c.NegotiatedSerializer = versionedCodecs()
-	rc, err := rest.UnversionedRESTClientFor(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rc
 }

@@ -135,7 +135,7 @@ func testInformer(t *testing.T, watchList bool, opts ...testserver.Option) {
 	}
 
 	// Watch-list informers start with a streaming watch and never LIST.
-	lists := requestCount(t, ts.Config, "list", "databases")
+	lists := int(metric(t, ts.Config, "apiloom_request_duration_seconds_count", `verb="list"`, `resource="databases"`))
 	if watchList && lists != 0 {
 		t.Fatalf("watch-list informer issued %d LIST requests, want 0", lists)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -83,33 +82,6 @@ func slowCreate(t *testing.T, ts *testserver.TestServer, c *http.Client, query s
 		t.Errorf("answer %d %q is not a Status: %v", resp.StatusCode, body, err)
 	}
 	return a
-}
-
-// metric sums the samples of name whose labels contain labels, from the
-// server's /metrics.
-func metric(t *testing.T, cfg *rest.Config, name, labels string) float64 {
-	t.Helper()
-	c := rest.CopyConfig(cfg)
-	c.NegotiatedSerializer = versionedCodecs()
-	rc, err := rest.UnversionedRESTClientFor(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := rc.Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	var sum float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, name+"{") && strings.Contains(line, labels) {
-			var v float64
-			f := strings.Fields(line)
-			if _, err := fmt.Sscan(f[len(f)-1], &v); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
 }
 
 // TestSlowBodyEndsAtTheRequestTimeout: a create whose client sends one

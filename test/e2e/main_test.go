@@ -37,9 +37,42 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 	}
 }
 
-// requestCount reads how many requests of verb on resource the server has
-// answered, from its /metrics.
-func requestCount(t *testing.T, cfg *rest.Config, verb, resource string) int {
+// metric sums the samples of name whose labels contain every one of
+// labels, from the server's /metrics.
+func metric(t *testing.T, cfg *rest.Config, name string, labels ...string) float64 {
+	t.Helper()
+	var sum float64
+lines:
+	for _, line := range strings.Split(metricsText(t, cfg), "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				continue lines
+			}
+		}
+		var v float64
+		f := strings.Fields(line)
+		if _, err := fmt.Sscan(f[len(f)-1], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// metricsText is the server's /metrics.
+func metricsText(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	body, err := restClient(t, cfg).Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	return string(body)
+}
+
+// restClient reaches the server's non-resource paths (/metrics, /readyz).
+func restClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
 	t.Helper()
 	c := rest.CopyConfig(cfg)
 	c.NegotiatedSerializer = versionedCodecs()
@@ -47,20 +80,5 @@ func requestCount(t *testing.T, cfg *rest.Config, verb, resource string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := rc.Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "apiloom_request_duration_seconds_count{") &&
-			strings.Contains(line, `verb="`+verb+`"`) && strings.Contains(line, `resource="`+resource+`"`) {
-			var v float64
-			f := strings.Fields(line)
-			if _, err := fmt.Sscan(f[len(f)-1], &v); err == nil {
-				n += int(v)
-			}
-		}
-	}
-	return n
+	return rc
 }

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	"github.com/apiloom/apiloom/generated/apiserver"
@@ -77,7 +76,7 @@ func TestEtcdQuotaFull(t *testing.T) {
 	// fit (part of the quota was free pages), it disarms the alarm and
 	// creates work again.
 	steps := func(outcome string) float64 {
-		return metricSum(t, ts.Config, "apiloom_etcd_nospace_recovery_steps_total", `outcome="`+outcome+`"`)
+		return metric(t, ts.Config, "apiloom_etcd_nospace_recovery_steps_total", `outcome="`+outcome+`"`)
 	}
 	var names []string
 	over, disarmed := steps("over_quota"), steps("disarmed")
@@ -221,33 +220,6 @@ func fillTo(t *testing.T, dir string, leave int64) string {
 	return path
 }
 
-// metricSum sums the samples of metric whose labels contain label, from
-// the server's /metrics.
-func metricSum(t *testing.T, cfg *rest.Config, metric, label string) float64 {
-	t.Helper()
-	c := rest.CopyConfig(cfg)
-	c.NegotiatedSerializer = versionedCodecs()
-	rc, err := rest.UnversionedRESTClientFor(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := rc.Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	var sum float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, metric+"{") && strings.Contains(line, label) {
-			var v float64
-			f := strings.Fields(line)
-			if _, err := fmt.Sscan(f[len(f)-1], &v); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
-}
-
 // etcdClient dials the server's embedded etcd, as its admin would.
 func etcdClient(t *testing.T, ts *testserver.TestServer) *clientv3.Client {
 	t.Helper()
@@ -330,9 +302,9 @@ func TestDiskFull(t *testing.T) {
 	// revision does not move.
 	etcd := etcdClient(t, ts)
 	rev := etcdRevision(t, etcd)
-	refusals := metricSum(t, ts.Config, "apiloom_etcd_write_refusals_total", `reason="disk"`)
+	refusals := metric(t, ts.Config, "apiloom_etcd_write_refusals_total", `reason="disk"`)
 	eventually(t, "the compactor to be refused three more times", func(ctx context.Context) (bool, error) {
-		return metricSum(t, ts.Config, "apiloom_etcd_write_refusals_total", `reason="disk"`) >= refusals+3, nil
+		return metric(t, ts.Config, "apiloom_etcd_write_refusals_total", `reason="disk"`) >= refusals+3, nil
 	})
 	if got := etcdRevision(t, etcd); got != rev {
 		t.Errorf("etcd's revision moved from %d to %d while the disk was full", rev, got)
