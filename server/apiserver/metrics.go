@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 // withRequestMetrics records request latency by verb, resource and code,
@@ -30,17 +30,9 @@ func withRequestMetrics(reg prometheus.Registerer, next http.Handler) http.Handl
 			latency.WithLabelValues(verb, resource, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
 		}
 		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
-		d, ok := w.(h2.Detacher)
-		if !ok {
-			next.ServeHTTP(rec, r)
-			observe(rec.code)
-			return
-		}
-		dr := &detachableRecorder{codeRecorder: rec, d: d, onEnd: observe}
-		next.ServeHTTP(dr, r)
-		if !dr.detached {
-			observe(rec.code)
-		}
+		ow, done := detach.Observe(rec, func() { observe(rec.code) })
+		next.ServeHTTP(ow, r)
+		done()
 	})
 }
 
@@ -113,33 +105,3 @@ func (c *codeRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the connection (WebSocket hijack).
 func (c *codeRecorder) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
-// detachableRecorder is a codeRecorder over an HTTP/2 stream that can
-// detach its body: a detached watch is counted when its stream ends, not
-// when its handler returns.
-type detachableRecorder struct {
-	*codeRecorder
-	d        h2.Detacher
-	onEnd    func(code int)
-	detached bool
-}
-
-// DetachBody passes src on, observed: the latency is recorded when the
-// stream ends. What the observer keeps is small (labels, start, code), not
-// the request or the writers, since a watch holds it for its whole life.
-func (r *detachableRecorder) DetachBody(src h2.Source) {
-	r.detached = true
-	code, onEnd := r.code, r.onEnd
-	r.d.DetachBody(&endObserver{Source: src, onEnd: func() { onEnd(code) }})
-}
-
-// endObserver calls onEnd after its Source is closed.
-type endObserver struct {
-	h2.Source
-	onEnd func()
-}
-
-func (e *endObserver) Close() {
-	e.Source.Close()
-	e.onEnd()
-}

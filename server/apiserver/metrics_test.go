@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 func TestClassify(t *testing.T) {
@@ -33,10 +33,10 @@ func TestClassify(t *testing.T) {
 // detachingWriter is an HTTP/2 ResponseWriter that takes a Source.
 type detachingWriter struct {
 	*httptest.ResponseRecorder
-	src h2.Source
+	src detach.Source
 }
 
-func (d *detachingWriter) DetachBody(src h2.Source) { d.src = src }
+func (d *detachingWriter) DetachBody(src detach.Source) { d.src = src }
 
 type nopSource struct{ closed bool }
 
@@ -51,7 +51,7 @@ func TestDetachedWatchIsTimedUntilItsStreamEnds(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := withRequestMetrics(reg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
-		w.(h2.Detacher).DetachBody(&nopSource{})
+		w.(detach.Detacher).DetachBody(&nopSource{})
 	}))
 	w := &detachingWriter{ResponseRecorder: httptest.NewRecorder()}
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/apis/g/v1/foos?watch=true", nil))

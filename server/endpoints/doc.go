@@ -10,7 +10,7 @@
 // its own file (get.go, list.go, watch.go, create.go, update.go, patch.go,
 // delete.go, with WebSocket watches in websocket.go, and in watchsource.go
 // the watch an HTTP/2 connection pulls without a goroutine of its own:
-// see server/internal/h2); what they share is
+// see server/detach); what they share is
 // split by concern: the routes (router.go), query options (options.go),
 // request bodies (body.go), content negotiation (negotiate.go), responses
 // and Tables (response.go, table.go, with the resource's printer columns

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -40,15 +40,15 @@ func watchTimeout(seconds *int64) time.Duration {
 // watcher that fell behind) is sent as an ERROR event and then ends it.
 // A WebSocket upgrade gets the same stream, one event per message.
 //
-// Over a connection that can carry a body from an h2.Source, a watch
+// Over a connection that can carry a body from a detach.Source, a watch
 // whose watcher can be polled is handed to the connection as a
 // watchSource and the handler returns: an idle watch then holds no
 // goroutine. Otherwise the handler's goroutine pumps the events.
 func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
 	ws := isWebSocket(r)
-	var detacher h2.Detacher
+	var detacher detach.Detacher
 	if !ws {
-		if detacher, _ = findWriter[h2.Detacher](w); detacher == nil && !canFlush(w) {
+		if detacher, _ = detach.Find(w); detacher == nil && !canFlush(w) {
 			return errNoFlusher()
 		}
 	}

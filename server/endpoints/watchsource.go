@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -14,7 +14,7 @@ import (
 // come 1024 at a time) does not hold that batch's buffer for an hour.
 const maxIdleBatch = 16
 
-// watchSource is a watch's body as an h2.Source: the connection's writer
+// watchSource is a watch's body as an detach.Source: the connection's writer
 // pulls the frames when the stream may send, and no goroutine waits for
 // the watch's events meanwhile. Its frames are the bytes pump writes for
 // the same events, including the final ERROR event, so a client cannot
@@ -46,7 +46,7 @@ type watchSource[O resource.Object] struct {
 	ending bool
 }
 
-var _ h2.Source = (*watchSource[resource.Object])(nil)
+var _ detach.Source = (*watchSource[resource.Object])(nil)
 
 // newWatchSource returns the source of a watch whose context is ctx (the
 // request's, with the watch's timeout; cancel ends it). The source owns
@@ -56,14 +56,14 @@ func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, can
 	return &watchSource[O]{path: r.URL.Path, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
 }
 
-// Start implements h2.Source. The end of ctx (the timeout, or the request
+// Start implements detach.Source. The end of ctx (the timeout, or the request
 // ending) wakes the stream, which then ends.
 func (s *watchSource[O]) Start(wake func()) {
 	s.wake = wake
 	s.stopCtxWake = context.AfterFunc(s.ctx, wake)
 }
 
-// Append implements h2.Source. It fills dst up to limit with frames,
+// Append implements detach.Source. It fills dst up to limit with frames,
 // splitting the last one if it does not fit, and polls the watcher for
 // more while there is room. When the watcher has nothing, it asks to be
 // woken (NotifyOnce) and returns what it has, possibly nothing.
@@ -120,7 +120,7 @@ func (s *watchSource[O]) poll() bool {
 	return len(events) > 0 || err != nil
 }
 
-// Close implements h2.Source: it stops the watch and its timeout.
+// Close implements detach.Source: it stops the watch and its timeout.
 func (s *watchSource[O]) Close() {
 	if s.stopCtxWake != nil {
 		s.stopCtxWake()

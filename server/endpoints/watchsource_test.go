@@ -20,6 +20,7 @@ import (
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/cache"
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -27,7 +28,7 @@ import (
 
 // The tests below serve watches from the watch cache, whose watchers can
 // be polled, through a ResponseWriter that can detach the body, and drive
-// the resulting h2.Source as a connection's writer does. Its bytes must be
+// the resulting detach.Source as a connection's writer does. Its bytes must be
 // exactly those the handler writes itself (streamHTTP) for the same watch.
 
 // sourceEnv is a handler over a watch cache on a real etcd.
@@ -112,7 +113,7 @@ func (e *sourceEnv) request(ctx context.Context, query string, headers ...string
 
 // detach serves the watch through a detaching writer and returns its
 // source.
-func (e *sourceEnv) detach(ctx context.Context, query string, headers ...string) h2.Source {
+func (e *sourceEnv) detach(ctx context.Context, query string, headers ...string) detach.Source {
 	e.t.Helper()
 	w := &detachingWriter{header: http.Header{}}
 	e.handler.ServeHTTP(w, e.request(ctx, query, headers...))
@@ -140,12 +141,12 @@ func (e *sourceEnv) stream(ctx context.Context, query string, headers ...string)
 }
 
 // detachingWriter is the ResponseWriter of a connection that can carry a
-// body from an h2.Source.
+// body from an detach.Source.
 type detachingWriter struct {
 	header http.Header
 	code   int
 	body   bytes.Buffer
-	src    h2.Source
+	src    detach.Source
 }
 
 func (w *detachingWriter) Header() http.Header { return w.header }
@@ -158,7 +159,7 @@ func (w *detachingWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return w.body.Write(p)
 }
-func (w *detachingWriter) DetachBody(src h2.Source) { w.src = src }
+func (w *detachingWriter) DetachBody(src detach.Source) { w.src = src }
 
 // flushingDetacher can also stream the body itself.
 type flushingDetacher struct{ detachingWriter }
@@ -193,7 +194,7 @@ func (w *streamRecorder) bytes() []byte {
 // its limit, and otherwise waits for wake. It closes src at the end and
 // returns the body. It runs on a goroutine of its own, so it reports
 // failures with t.Error.
-func drain(t *testing.T, src h2.Source, limit func() int) []byte {
+func drain(t *testing.T, src detach.Source, limit func() int) []byte {
 	woken := make(chan struct{}, 1)
 	src.Start(func() {
 		select {
@@ -228,7 +229,7 @@ func drain(t *testing.T, src h2.Source, limit func() int) []byte {
 }
 
 // drainAsync is drain on its own goroutine.
-func drainAsync(t *testing.T, src h2.Source, limit func() int) <-chan []byte {
+func drainAsync(t *testing.T, src detach.Source, limit func() int) <-chan []byte {
 	out := make(chan []byte, 1)
 	go func() { out <- drain(t, src, limit) }()
 	return out
@@ -554,7 +555,7 @@ func BenchmarkIdleDetachedWatch(b *testing.B) {
 	}
 	h := NewHandler(NewResource(def, c))
 	path := widgetsPath + "ns/widgets?watch=true&allowWatchBookmarks=true&resourceVersion=" + storage.FormatResourceVersion(c.Revision())
-	open := func() h2.Source {
+	open := func() detach.Source {
 		w := &detachingWriter{header: http.Header{}}
 		h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, "GET", path, nil))
 		if w.src == nil {
@@ -572,7 +573,7 @@ func BenchmarkIdleDetachedWatch(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		return int64(ms.HeapAlloc)
 	}
-	srcs := make([]h2.Source, n)
+	srcs := make([]detach.Source, n)
 	before := heap()
 	for i := range srcs {
 		srcs[i] = open()

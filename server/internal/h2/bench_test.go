@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -29,7 +30,7 @@ func benchmarkFanout(b *testing.B, streams int) {
 	sources := make(chan *testSource, streams)
 	ts, _, _ := newServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		src := newTestSource()
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 		sources <- src
 	}), func(s *h2.Server, _ *http.Transport) { s.MaxConcurrentStreams = uint32(streams) })
 

@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 const (
@@ -70,8 +72,8 @@ type conn struct {
 	open        int                // streams counted against the limit
 	running     int                // handler goroutines not yet returned
 
-	control     []byte   // encoded control frames, sent before stream frames
-	toClose     []Source // sources of streams the writer ended, for it to close
+	control     []byte          // encoded control frames, sent before stream frames
+	toClose     []detach.Source // sources of streams the writer ended, for it to close
 	head, tail  *stream
 	connBlocked []*stream // streams waiting for the connection's send window
 	sendWindow  int64     // connection-level send window
@@ -271,7 +273,7 @@ func (c *conn) closeIfIdleLocked() {
 func (c *conn) teardown() {
 	c.mu.Lock()
 	c.closing = true
-	var sources []Source
+	var sources []detach.Source
 	for _, st := range c.streams {
 		if src := c.closeStreamLocked(st, noReset); src != nil {
 			sources = append(sources, src)
@@ -398,7 +400,7 @@ func (c *conn) wake(st *stream) {
 // resetLocked ends stream id with RST_STREAM(code), if it is open, or just
 // sends the RST_STREAM for a stream already gone. It returns the stream's
 // source, if any, for the caller to Close once mu is released.
-func (c *conn) resetLocked(id uint32, code http2.ErrCode) Source {
+func (c *conn) resetLocked(id uint32, code http2.ErrCode) detach.Source {
 	if st := c.streams[id]; st != nil {
 		return c.closeStreamLocked(st, code)
 	}
@@ -421,7 +423,7 @@ const noReset = ^http2.ErrCode(0)
 // its context cancelled, its body and waiting handler released. It
 // returns st's source for the caller to Close outside mu, unless the
 // writer is inside Append on it (the writer closes it then).
-func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) Source {
+func (c *conn) closeStreamLocked(st *stream, code http2.ErrCode) detach.Source {
 	if st.closed {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 // A stream's read and write deadlines, which a handler sets through
@@ -66,14 +68,14 @@ func (w *responseWriter) SetWriteDeadline(t time.Time) error {
 
 // setDeadline arms d for t. A t that is not in the future applies passed
 // at once, so that reads or writes after the call fail.
-func (c *conn) setDeadline(st *stream, d *deadline, t time.Time, passed func(*conn, *stream) Source) {
+func (c *conn) setDeadline(st *stream, d *deadline, t time.Time, passed func(*conn, *stream) detach.Source) {
 	c.mu.Lock()
 	if st.closed || d.expired {
 		c.mu.Unlock()
 		return
 	}
 	d.stopLocked()
-	var src Source
+	var src detach.Source
 	if !t.IsZero() {
 		if wait := time.Until(t); wait > 0 {
 			gen := d.gen
@@ -91,7 +93,7 @@ func (c *conn) setDeadline(st *stream, d *deadline, t time.Time, passed func(*co
 
 // deadlinePassed runs when d's timer fires: it applies passed unless d was
 // set again, or the stream closed, since the timer was armed.
-func (c *conn) deadlinePassed(st *stream, d *deadline, gen uint64, passed func(*conn, *stream) Source) {
+func (c *conn) deadlinePassed(st *stream, d *deadline, gen uint64, passed func(*conn, *stream) detach.Source) {
 	c.mu.Lock()
 	if d.gen != gen || st.closed {
 		c.mu.Unlock()
@@ -107,7 +109,7 @@ func (c *conn) deadlinePassed(st *stream, d *deadline, gen uint64, passed func(*
 }
 
 // readDeadlinePassedLocked ends the request body's wait for more DATA.
-func readDeadlinePassedLocked(_ *conn, st *stream) Source {
+func readDeadlinePassedLocked(_ *conn, st *stream) detach.Source {
 	if st.body != nil {
 		st.body.expire(errReadDeadline)
 	}
@@ -116,7 +118,7 @@ func readDeadlinePassedLocked(_ *conn, st *stream) Source {
 
 // writeDeadlinePassedLocked resets the stream. It returns the stream's
 // Source, if any, for the caller to close once mu is released.
-func (c *conn) writeDeadlinePassedLocked(st *stream) Source {
+func (c *conn) writeDeadlinePassedLocked(st *stream) detach.Source {
 	st.closeErr = errWriteDeadline
 	return c.closeStreamLocked(st, http2.ErrCodeInternal)
 }

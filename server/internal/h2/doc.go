@@ -3,7 +3,7 @@
 // connection that negotiated "h2" and serves each request through an
 // http.Handler, like x/net/http2, with one difference that matters for a
 // watch server: a handler may hand the rest of its body to the connection
-// as a Source (see Detacher) and return. The connection's single writer
+// as a detach.Source (package server/detach) and return. The connection's single writer
 // goroutine then pulls the bytes when the stream may send, straight into
 // its write buffer, so an idle watch costs neither a goroutine nor a
 // per-stream buffer, and fanning one event out to a thousand watches of a

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/apiloom/apiloom/server/internal/h2"
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 // The server side of FuzzConnInterleaved: handlers of every kind, driven
@@ -185,10 +185,10 @@ func (x *ilServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if size%2 == 1 {
 			flush()
 		}
-		w.(h2.Detacher).DetachBody(x.newSource(s, false))
+		w.(detach.Detacher).DetachBody(x.newSource(s, false))
 	case kindFeeder:
 		src := x.newSource(s, false)
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 		x.feeders.Go(func() {
 			for range 8 + size {
 				if src.isClosed() || x.finished() || ctx.Err() != nil {
@@ -199,15 +199,15 @@ func (x *ilServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		})
 	case kindInfinite:
-		w.(h2.Detacher).DetachBody(x.newSource(s, true))
+		w.(detach.Detacher).DetachBody(x.newSource(s, true))
 	case kindLendDetach:
 		_, _ = w.Write(bytes.Repeat([]byte{'l'}, 40<<10))
-		w.(h2.Detacher).DetachBody(x.newSource(s, false))
+		w.(detach.Detacher).DetachBody(x.newSource(s, false))
 	case kindNoBody:
 		w.WriteHeader(http.StatusNoContent + size%2*(http.StatusNotModified-http.StatusNoContent))
 		_, _ = io.WriteString(w, "no body allowed")
 		if size&2 != 0 {
-			w.(h2.Detacher).DetachBody(x.newSource(s, false))
+			w.(detach.Detacher).DetachBody(x.newSource(s, false))
 		}
 	case kindPanic:
 		_, _ = w.Write(bytes.Repeat([]byte{'!'}, size))

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -224,7 +225,7 @@ func (h *fuzzHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/detach":
 		_, _ = io.WriteString(w, "before ")
 		h.opened.Add(1)
-		w.(h2.Detacher).DetachBody(&fuzzSource{left: 3, h: h})
+		w.(detach.Detacher).DetachBody(&fuzzSource{left: 3, h: h})
 	case "/panic":
 		panic(http.ErrAbortHandler)
 	default:

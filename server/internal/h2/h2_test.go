@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -54,7 +55,7 @@ func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 
 func TestGetSetsContentLengthAndHeaders(t *testing.T) {
 	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := w.(h2.Detacher); !ok || r.ProtoMajor != 2 {
+		if _, ok := w.(detach.Detacher); !ok || r.ProtoMajor != 2 {
 			t.Errorf("not served by h2: %T %s", w, r.Proto)
 		}
 		w.Header().Set("X-Path", r.URL.Path)

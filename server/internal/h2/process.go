@@ -2,6 +2,8 @@ package h2
 
 import (
 	"golang.org/x/net/http2"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 // What the reader does with each frame the client sends: process and the
@@ -55,7 +57,7 @@ func (c *conn) processRSTStream(f *http2.RSTStreamFrame) error {
 		c.mu.Unlock()
 		return http2.ConnectionError(http2.ErrCodeProtocol) // RST_STREAM on an idle stream
 	}
-	var src Source
+	var src detach.Source
 	if st := c.streams[f.StreamID]; st != nil {
 		src = c.closeStreamLocked(st, noReset)
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 const (
@@ -28,15 +30,15 @@ type responseWriter struct {
 	sentHeader  bool // the header went to the connection
 	handedOver  bool // some body went to the connection
 	buf         []byte
-	src         Source // set by DetachBody
-	attached    bool   // src went to the connection
-	contentSize int64  // bytes written through Write
+	src         detach.Source // set by DetachBody
+	attached    bool          // src went to the connection
+	contentSize int64         // bytes written through Write
 }
 
 var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
-	_ Detacher            = (*responseWriter)(nil)
+	_ detach.Detacher     = (*responseWriter)(nil)
 	_ interface {
 		SetReadDeadline(time.Time) error
 		SetWriteDeadline(time.Time) error
@@ -121,7 +123,7 @@ func (w *responseWriter) FlushError() error {
 }
 
 // DetachBody implements Detacher.
-func (w *responseWriter) DetachBody(src Source) {
+func (w *responseWriter) DetachBody(src detach.Source) {
 	if w.src == nil {
 		w.src = src
 	}

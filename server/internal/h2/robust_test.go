@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -239,7 +240,7 @@ func (s *closeCountingSource) Close()                          { close(s.closed)
 func TestPanickingSourceIsClosed(t *testing.T) {
 	src := &closeCountingSource{closed: make(chan struct{})}
 	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 	}))
 	rc.get(1, "/")
 	go func() { _, _ = io.Copy(io.Discard, rc.nc) }() // the writer must get to Append
@@ -260,7 +261,7 @@ func TestResetSourceIsClosedWhileTheWriterIsStuck(t *testing.T) {
 	src := newTestSource()
 	srv := &h2.Server{}
 	rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 	}))
 	// Never reading, the client leaves the writer stuck in its first write.
 	rc.get(1, "/")
@@ -289,7 +290,7 @@ func TestGreedySourceResetsOnlyItsStream(t *testing.T) {
 	src := &greedySource{closed: make(chan struct{})}
 	rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/greedy" {
-			w.(h2.Detacher).DetachBody(src)
+			w.(detach.Detacher).DetachBody(src)
 			return
 		}
 		_, _ = io.WriteString(w, "ok")

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -71,7 +72,7 @@ func detachingHandler(src *testSource, ctxs chan<- context.Context) http.Handler
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, "prefix;")
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 		ctxs <- r.Context()
 	})
 }
@@ -202,7 +203,7 @@ func TestResetWhileAppending(t *testing.T) {
 		}
 		src := &resetDuringAppend{reqCtx: r.Context(), entered: make(chan struct{}), closed: make(chan struct{})}
 		srcs <- src
-		w.(h2.Detacher).DetachBody(src)
+		w.(detach.Detacher).DetachBody(src)
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/detach", nil)
@@ -239,7 +240,7 @@ func (*panickingSource) Close()                            {}
 func TestPanickingSourceEndsOnlyItsConnection(t *testing.T) {
 	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/buggy" {
-			w.(h2.Detacher).DetachBody(&panickingSource{started: make(chan struct{})})
+			w.(detach.Detacher).DetachBody(&panickingSource{started: make(chan struct{})})
 			return
 		}
 		_, _ = io.WriteString(w, "alive")
@@ -268,7 +269,7 @@ func TestNoBodyResponseClosesSource(t *testing.T) {
 			src := newTestSource()
 			rc := newRawClient(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tc.status)
-				w.(h2.Detacher).DetachBody(src)
+				w.(detach.Detacher).DetachBody(src)
 			}))
 			rc.headers(1, true, ":method", tc.method, ":scheme", "https", ":authority", "x", ":path", "/")
 			h := rc.next(isHeaders(1)).(*http2.MetaHeadersFrame)

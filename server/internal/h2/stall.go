@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 // Streams the client starves of flow-control window (Server's
@@ -64,7 +66,7 @@ func (c *conn) progressLocked(st *stream) {
 // timer for the next oldest.
 func (c *conn) endStalled() {
 	timeout := c.srv.StreamWriteTimeout
-	var sources []Source
+	var sources []detach.Source
 	c.mu.Lock()
 	now := time.Now()
 	for !c.closing && len(c.stalled) > 0 && now.Sub(c.stalled[0].stalledSince) >= timeout {

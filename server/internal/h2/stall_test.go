@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -67,7 +68,7 @@ func TestStarvedNewSourceIsReset(t *testing.T) {
 		src := newTestSource()
 		src.pending = []byte("initial events") // there from the start, without a wake
 		rc := newRawClient(t, &h2.Server{StreamWriteTimeout: stallTimeout}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.(h2.Detacher).DetachBody(src)
+			w.(detach.Detacher).DetachBody(src)
 		}))
 		rc.zeroWindow()
 		start := time.Now()
@@ -127,9 +128,9 @@ func TestConnectionStarvationResetsStreams(t *testing.T) {
 			case "/handler":
 				_, _ = io.WriteString(w, "x")
 			case "/full":
-				w.(h2.Detacher).DetachBody(full)
+				w.(detach.Detacher).DetachBody(full)
 			case "/idle":
-				w.(h2.Detacher).DetachBody(idle)
+				w.(detach.Detacher).DetachBody(idle)
 			}
 		}))
 		rc.get(1, "/idle")

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/apiloom/apiloom/server/detach"
 )
 
 var errStreamClosed = errors.New("http2: stream closed")
@@ -38,7 +40,7 @@ type stream struct {
 	header       *responseHeader // to be written next
 	data         []byte          // body the handler handed over
 	endAfterData bool            // END_STREAM once data is written
-	src          Source          // the rest of the body, once detached
+	src          detach.Source   // the rest of the body, once detached
 	appending    bool            // the writer is inside src.Append
 	// srcPending says the Source may have bytes: it was never asked, it
 	// woke the stream, or it filled the last frame it was given, since its

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
@@ -44,7 +45,7 @@ func TestMixedLoad(t *testing.T) {
 				<-src.closed
 				closed.Add(1)
 			}()
-			w.(h2.Detacher).DetachBody(src)
+			w.(detach.Detacher).DetachBody(src)
 			go func() {
 				<-src.started
 				for i := range n {
