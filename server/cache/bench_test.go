@@ -96,11 +96,12 @@ func benchFanout(b *testing.B, n int, selective bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer w.Stop()
+			events := storage.NewBlocking(w)
+			defer events.Stop()
 			var buf []storage.Event[*widget]
 			for {
 				var err error
-				buf, err = w.Next(ctx, buf[:0])
+				buf, err = events.Next(ctx, buf[:0])
 				if err != nil {
 					if ctx.Err() == nil {
 						failed.Store(err)
@@ -210,7 +211,7 @@ func BenchmarkIdleWatchers(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = w.Next(ctx, nil)
+			_, _ = storage.NewBlocking(w).Next(ctx, nil)
 		}()
 	}
 	for runtime.NumGoroutine() < n {
@@ -241,7 +242,7 @@ func BenchmarkIdleWatchers(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pw := w.(storage.PolledWatcher[*widget])
+		pw := w.(storage.Watcher[*widget])
 		if evs, err := pw.Poll(deadlineCtx, nil); len(evs) != 0 || err != nil {
 			b.Fatalf("Poll: %d events, %v", len(evs), err)
 		}
@@ -280,8 +281,9 @@ func BenchmarkInitialEvents(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		events := storage.NewBlocking(w)
 		for got := 0; got < objects; {
-			if buf, err = w.Next(ctx, buf[:0]); err != nil {
+			if buf, err = events.Next(ctx, buf[:0]); err != nil {
 				b.Fatal(err)
 			}
 			got += len(buf)

@@ -16,14 +16,15 @@
 // most once per event, on first use, and shared too.
 //
 // A watcher is a cursor into the history plus a few flags; it has no
-// goroutine and no queue. The HTTP handler's goroutine calls Next, which
-// copies every event available to the cursor into the caller's buffer. A
-// transport with no goroutine per watch (the HTTP/2 connection's writer)
-// calls Poll instead, which does the same without blocking, and, when it
-// found nothing, NotifyOnce: the watcher then waits as one entry in a list
-// beside the wake-up channel of its namespace (poll.go, notify.go). The
-// ingest goroutine never waits for a watcher: when the ring overwrites
-// events a watcher has not read, that watcher's next read returns
+// goroutine and no queue. Whoever carries the watch calls Poll, which
+// copies the events available to the cursor into the caller's buffer
+// without blocking, and, when it found nothing, NotifyOnce: the watcher
+// then waits as one entry in a list beside the wake-up channel of its
+// namespace (poll.go, notify.go). The HTTP/2 connection's writer does so
+// directly; HTTP/1.1 and WebSocket handlers block in a storage.Blocking
+// over the same calls. The ingest goroutine never waits for a watcher:
+// when the ring overwrites events a watcher has not read, that watcher's
+// next read returns
 // ErrExpired and the client relists. Nothing is ever skipped silently.
 // A watch that starts with the current state does not copy it either: it
 // keeps a key cursor and rebuilds each batch of initial events from the

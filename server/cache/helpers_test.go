@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,7 +71,16 @@ func (h *harness) delete(ns, name string) *widget {
 	return out
 }
 
-func (h *harness) watch(opts storage.ListOptions) storage.Watcher[*widget] {
+// watch starts a watch read by a goroutine that blocks for its events.
+func (h *harness) watch(opts storage.ListOptions) *storage.Blocking[*widget] {
+	h.t.Helper()
+	b := storage.NewBlocking(h.polledWatch(opts))
+	h.t.Cleanup(b.Stop)
+	return b
+}
+
+// polledWatch starts a watch for a test to poll itself.
+func (h *harness) polledWatch(opts storage.ListOptions) storage.Watcher[*widget] {
 	h.t.Helper()
 	w, err := h.cache.Watch(h.ctx, opts)
 	if err != nil {
@@ -84,7 +92,7 @@ func (h *harness) watch(opts storage.ListOptions) storage.Watcher[*widget] {
 
 // next reads from w until it has n events, keeping BOOKMARKs only if
 // bookmarks is set.
-func next(t *testing.T, w storage.Watcher[*widget], n int, bookmarks bool) []storage.Event[*widget] {
+func next(t *testing.T, w *storage.Blocking[*widget], n int, bookmarks bool) []storage.Event[*widget] {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
@@ -107,7 +115,7 @@ func next(t *testing.T, w storage.Watcher[*widget], n int, bookmarks bool) []sto
 }
 
 // nextErr reads from w until it fails and returns the error.
-func nextErr(t *testing.T, w storage.Watcher[*widget]) error {
+func nextErr(t *testing.T, w *storage.Blocking[*widget]) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
@@ -161,8 +169,10 @@ type faultySource struct {
 	lists, gets, watches atomic.Int32
 
 	mu sync.Mutex
-	// breakWatch, when set, ends the source watch's Next with its error.
+	// breakWatch, when set, ends the source watch's Poll with its error;
+	// wake is the current source watch's wake, called when one is sent.
 	breakWatch chan error
+	wake       func()
 	// gate, when set, holds GetList and Watch until it is closed.
 	gate chan struct{}
 }
@@ -205,6 +215,14 @@ func (s *faultySource) fail(err error) {
 	ch := s.breakWatch
 	s.mu.Unlock()
 	ch <- err
+	// After the send: a NotifyOnce that set its wake before this reads it
+	// is woken here, one that sets it later sees the error queued.
+	s.mu.Lock()
+	wake := s.wake
+	s.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
 }
 
 func (s *faultySource) GetList(ctx context.Context, opts storage.ListOptions) (*storage.List[*widget], error) {
@@ -235,48 +253,34 @@ func (s *faultySource) Watch(ctx context.Context, opts storage.ListOptions) (sto
 	}
 	ch := s.breakWatch
 	s.mu.Unlock()
-	return &faultyWatcher{Watcher: w, inject: ch}, nil
+	return &faultyWatcher{Watcher: w, src: s, inject: ch}, nil
 }
 
 // faultyWatcher ends with an injected error.
 type faultyWatcher struct {
 	storage.Watcher[*widget]
+	src    *faultySource
 	inject chan error
 }
 
-func (w *faultyWatcher) Next(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
+func (w *faultyWatcher) Poll(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
 	select {
 	case err := <-w.inject:
 		return buf, err
 	default:
 	}
-	inner, cancel := context.WithCancel(ctx)
-	defer cancel()
-	injected := make(chan error, 1)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case err := <-w.inject:
-			injected <- err
-			cancel()
-		case <-done:
-		}
-	}()
-	buf, err := w.Watcher.Next(inner, buf)
-	close(done)
-	wg.Wait()
-	select {
-	case ierr := <-injected:
-		return buf, ierr
-	default:
+	return w.Watcher.Poll(ctx, buf)
+}
+
+func (w *faultyWatcher) NotifyOnce(wake func()) {
+	w.src.mu.Lock()
+	w.src.wake = wake
+	w.src.mu.Unlock()
+	if len(w.inject) > 0 {
+		wake()
+		return
 	}
-	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil {
-		return buf, errors.New("faulty source: watch cancelled")
-	}
-	return buf, err
+	w.Watcher.NotifyOnce(wake)
 }
 
 // metricValue is the value of a counter or gauge.

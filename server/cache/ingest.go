@@ -123,10 +123,11 @@ func (c *Cache[O]) follow(ctx context.Context) (progressed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("watch: %w", err)
 	}
-	defer w.Stop()
+	events := storage.NewBlocking(w)
+	defer events.Stop()
 	var buf []storage.Event[O]
 	for {
-		buf, err = w.Next(ctx, buf[:0])
+		buf, err = events.Next(ctx, buf[:0])
 		if len(buf) > 0 {
 			if aerr := c.apply(buf); aerr != nil {
 				return progressed, aerr

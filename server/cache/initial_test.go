@@ -35,7 +35,7 @@ func TestInitialEventsAreTheStartState(t *testing.T) {
 		{Namespace: "ns1", SendInitialEvents: &yes, AllowBookmarks: true},
 		{SendInitialEvents: &yes, AllowBookmarks: true, Predicate: storage.Predicate{Label: labelSel(t, "tier=a")}},
 	}
-	watchers := make([]storage.Watcher[*widget], len(cases))
+	watchers := make([]*storage.Blocking[*widget], len(cases))
 	got := make([][]storage.Event[*widget], len(cases))
 	for i, opts := range cases {
 		watchers[i] = h.watch(opts)

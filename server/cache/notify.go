@@ -2,18 +2,15 @@ package cache
 
 import "github.com/apiloom/apiloom/server/resource"
 
-// Wake-ups are broadcast channels: a waiter takes the current channel under
-// wmu before it looks at the state, and the ingest goroutine closes (and
-// replaces) it after changing the state, so a change is never missed
-// between looking and waiting. Watchers of one namespace wait on that
-// namespace's channel, so a write in one namespace does not wake every
-// namespaced watcher.
-//
-// A polled watcher (Poll, NotifyOnce) has no goroutine to block on a
-// channel. It waits in the list of polled watchers kept beside the channel
-// it took (pollAll, pollNS, pollTick): whoever closes a channel takes its
-// list under wmu as well, and calls the watchers' wakes once wmu is
-// released. A wake never runs under mu or wmu: it belongs to the transport
+// Wake-ups are channels closed and replaced at each change: a watcher
+// takes the current channel under wmu before it looks at the state (Poll),
+// and the ingest goroutine closes it after changing the state, so a change
+// is never missed between looking and waiting. Watchers of one namespace
+// take that namespace's channel, so a write in one namespace does not wake
+// every namespaced watcher. A watcher that found nothing (NotifyOnce)
+// waits in the list kept beside the channel it took (pollAll, pollNS,
+// pollTick): whoever closes a channel takes its list under wmu as well,
+// and calls the watchers' wakes once wmu is released. A wake never runs under mu or wmu: it belongs to the transport
 // and may take the transport's own locks.
 
 // wake wakes everyone waiting for a revision and, if there were events,
@@ -39,9 +36,6 @@ func (c *Cache[O]) wakeEveryone() {
 	var woken [][]*watcher[O]
 	c.wmu.Lock()
 	for ns := range c.wakeNS {
-		woken = c.wakeNamespaceLocked(ns, woken)
-	}
-	for ns := range c.pollNS { // none, as each list has its channel; for safety
 		woken = c.wakeNamespaceLocked(ns, woken)
 	}
 	c.wakeAll = renew(c.wakeAll)

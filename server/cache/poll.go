@@ -16,7 +16,12 @@ import (
 // watcher then waits as one entry in a list beside the wake-up channel it
 // took (notify.go), so an idle watch costs this struct and that entry.
 
-var _ storage.PolledWatcher[resource.Object] = (*watcher[resource.Object])(nil)
+var _ storage.Watcher[resource.Object] = (*watcher[resource.Object])(nil)
+
+// finalBookmarkLead is how long before a watch's deadline its last
+// BOOKMARK goes out, as kube-apiserver's cacher does, so that a client
+// resuming from it rarely meets 410 Expired.
+const finalBookmarkLead = time.Second
 
 // pollState is what a polled watcher keeps between Poll and NotifyOnce.
 type pollState struct {
@@ -41,16 +46,15 @@ type pollState struct {
 	finalFired atomic.Bool
 }
 
-// Poll implements storage.PolledWatcher: Next, except that it returns
-// nothing instead of blocking.
+// Poll implements storage.Watcher.
 func (w *watcher[O]) Poll(ctx context.Context, buf []storage.Event[O]) ([]storage.Event[O], error) {
 	p := &w.poll
 	p.events, p.tick = nil, nil
 	if w.err != nil {
 		return buf, w.err
 	}
-	// Take the channels before looking, as Next does: a change after
-	// collect closes them, and NotifyOnce sees that.
+	// Take the channels before looking: a change after collect closes
+	// them, and NotifyOnce sees that.
 	events, tick := w.c.watchChans(w.m.ns, w.bookmarks)
 	if w.bookmarks && p.finalAt.IsZero() {
 		if deadline, ok := ctx.Deadline(); ok {
@@ -80,7 +84,7 @@ func (w *watcher[O]) Poll(ctx context.Context, buf []storage.Event[O]) ([]storag
 	return buf, nil
 }
 
-// NotifyOnce implements storage.PolledWatcher. Unless the last Poll found
+// NotifyOnce implements storage.Watcher. Unless the last Poll found
 // nothing and nothing has happened since, it calls wake at once;
 // otherwise the watcher joins the lists of the channels that Poll took (at
 // most once each, however often NotifyOnce is called) and the final

@@ -18,18 +18,14 @@ import (
 // signals woken.
 type poller struct {
 	t     *testing.T
-	w     storage.PolledWatcher[*widget]
+	w     storage.Watcher[*widget]
 	woken chan struct{}
 	wake  func()
 }
 
 func newPoller(t *testing.T, w storage.Watcher[*widget]) *poller {
 	t.Helper()
-	pw, ok := w.(storage.PolledWatcher[*widget])
-	if !ok {
-		t.Fatalf("%T is not a storage.PolledWatcher", w)
-	}
-	p := &poller{t: t, w: pw, woken: make(chan struct{}, 1)}
+	p := &poller{t: t, w: w, woken: make(chan struct{}, 1)}
 	p.wake = func() {
 		select {
 		case p.woken <- struct{}{}:
@@ -91,7 +87,7 @@ func (c *Cache[O]) waiters(ns string) (events, tick []*watcher[O]) {
 
 func TestPollWakesOnEvent(t *testing.T) {
 	h := newHarness(t)
-	p := newPoller(t, h.watch(storage.ListOptions{ResourceVersion: storage.FormatResourceVersion(h.cache.Revision())}))
+	p := newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: storage.FormatResourceVersion(h.cache.Revision())}))
 	p.pollNothing(h.ctx)
 	x := h.create("ns", "x")
 	p.waitWoken()
@@ -108,7 +104,7 @@ func TestPollWakesOnEvent(t *testing.T) {
 
 func TestPollEventBeforeNotifyIsNotLost(t *testing.T) {
 	h := newHarness(t)
-	p := newPoller(t, h.watch(storage.ListOptions{ResourceVersion: storage.FormatResourceVersion(h.cache.Revision())}))
+	p := newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: storage.FormatResourceVersion(h.cache.Revision())}))
 	if evs, err := p.w.Poll(h.ctx, nil); len(evs) != 0 || err != nil {
 		t.Fatalf("Poll: %v %v", evs, err)
 	}
@@ -130,9 +126,9 @@ func TestPollEventBeforeNotifyIsNotLost(t *testing.T) {
 func TestPollNamespacedWake(t *testing.T) {
 	h := newHarness(t)
 	from := storage.FormatResourceVersion(h.cache.Revision())
-	a := newPoller(t, h.watch(storage.ListOptions{Namespace: "a", ResourceVersion: from}))
-	b := newPoller(t, h.watch(storage.ListOptions{Namespace: "b", ResourceVersion: from}))
-	all := newPoller(t, h.watch(storage.ListOptions{ResourceVersion: from}))
+	a := newPoller(t, h.polledWatch(storage.ListOptions{Namespace: "a", ResourceVersion: from}))
+	b := newPoller(t, h.polledWatch(storage.ListOptions{Namespace: "b", ResourceVersion: from}))
+	all := newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: from}))
 	for _, p := range []*poller{a, b, all} {
 		p.pollNothing(h.ctx)
 	}
@@ -165,7 +161,7 @@ func TestPollBookmarkTick(t *testing.T) {
 	h := newHarness(t, withTicker(ticks))
 	tick := func() { ticks <- time.Now() }
 	from := storage.FormatResourceVersion(h.cache.Revision())
-	p := newPoller(t, h.watch(storage.ListOptions{Namespace: "a", ResourceVersion: from, AllowBookmarks: true}))
+	p := newPoller(t, h.polledWatch(storage.ListOptions{Namespace: "a", ResourceVersion: from, AllowBookmarks: true}))
 	other := h.create("b", "x") // moves the revision, but not for namespace a
 	waitRevision(t, h.cache, mustRV(t, other))
 
@@ -221,14 +217,14 @@ func TestPollCloseWakes(t *testing.T) {
 	h := newHarness(t, withTicker(make(chan time.Time)))
 	from := storage.FormatResourceVersion(h.cache.Revision())
 	ps := []*poller{
-		newPoller(t, h.watch(storage.ListOptions{ResourceVersion: from})),
-		newPoller(t, h.watch(storage.ListOptions{Namespace: "a", ResourceVersion: from, AllowBookmarks: true})),
+		newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: from})),
+		newPoller(t, h.polledWatch(storage.ListOptions{Namespace: "a", ResourceVersion: from, AllowBookmarks: true})),
 	}
 	for _, p := range ps {
 		p.pollNothing(h.ctx)
 	}
 	// late found nothing before Close and asks to be woken after it.
-	late := newPoller(t, h.watch(storage.ListOptions{ResourceVersion: from}))
+	late := newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: from}))
 	if evs, err := late.w.Poll(h.ctx, nil); len(evs) != 0 || err != nil {
 		t.Fatalf("Poll: %v %v", evs, err)
 	}

@@ -52,7 +52,6 @@ type observed struct {
 	name      string
 	opts      storage.ListOptions
 	watchList bool
-	polled    bool  // driven by Poll and NotifyOnce instead of Next
 	start     int64 // the revision the live events follow (for watch-list: the snapshot)
 	mu        sync.Mutex
 	initial   []storage.Event[*widget]
@@ -159,14 +158,7 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			t.Errorf("%s: watch: %v", o.name, err)
 			return
 		}
-		// Half the watchers are driven as a transport without a goroutine
-		// per watch drives them: Poll, and NotifyOnce when idle.
-		read := w.Next
-		if pw, ok := w.(storage.PolledWatcher[*widget]); ok && rng.IntN(2) == 0 {
-			o.name += " polled"
-			o.polled = true
-			read = pollingNext(pw)
-		}
+		read := storage.NewBlocking(w).Next
 		obsMu.Lock()
 		all = append(all, o)
 		obsMu.Unlock()
@@ -276,7 +268,7 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 	waitRevision(t, h.cache, last)
 
 	// Every watcher gets exactly its filtered history, up to an error.
-	expired, complete, polled := 0, 0, 0
+	expired, complete := 0, 0
 	obsMu.Lock()
 	watching := slices.Clone(all)
 	obsMu.Unlock()
@@ -290,9 +282,6 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
 		}
 		initial, got, err := o.snapshot()
-		if o.polled {
-			polled++
-		}
 		if o.start < 0 {
 			if !errors.Is(err, storage.ErrExpired) {
 				t.Errorf("%s: no initial-events-end bookmark, ended with %v", o.name, err)
@@ -318,8 +307,8 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 			t.Errorf("%s: ended with %v", o.name, err)
 		}
 	}
-	t.Logf("%d changes, %d watchers (%d polled): %d complete, %d ended with ErrExpired; %d relists",
-		len(hist), len(watching), polled, complete, expired, int(metricValue(t, h.cache.metrics.relists)))
+	t.Logf("%d changes, %d watchers: %d complete, %d ended with ErrExpired; %d relists",
+		len(hist), len(watching), complete, expired, int(metricValue(t, h.cache.metrics.relists)))
 	if complete == 0 {
 		t.Error("no watcher saw the whole history")
 	}
@@ -329,31 +318,6 @@ func TestRandomizedWatchersSeeExactHistory(t *testing.T) {
 
 // pollingNext is Next made of Poll and NotifyOnce: it waits for the wake
 // (or ctx) only when Poll found nothing.
-func pollingNext(w storage.PolledWatcher[*widget]) func(context.Context, []storage.Event[*widget]) ([]storage.Event[*widget], error) {
-	woken := make(chan struct{}, 1)
-	wake := func() {
-		select {
-		case woken <- struct{}{}:
-		default:
-		}
-	}
-	return func(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
-		for {
-			n := len(buf)
-			var err error
-			if buf, err = w.Poll(ctx, buf); len(buf) > n || err != nil {
-				return buf, err
-			}
-			w.NotifyOnce(wake)
-			select {
-			case <-woken:
-			case <-ctx.Done():
-				return buf, ctx.Err()
-			}
-		}
-	}
-}
-
 func cutPrefix(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
 		return s[len(prefix):], true

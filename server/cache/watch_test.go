@@ -21,9 +21,9 @@ func sameBytes(a, b []byte) bool { return len(a) > 0 && len(a) == len(b) && &a[0
 func TestWatchSharesEncodedEvents(t *testing.T) {
 	h := newHarness(t)
 	from := storage.FormatResourceVersion(h.cache.Revision())
-	all := []storage.Watcher[*widget]{h.watch(storage.ListOptions{ResourceVersion: from}), h.watch(storage.ListOptions{ResourceVersion: from})}
+	all := []*storage.Blocking[*widget]{h.watch(storage.ListOptions{ResourceVersion: from}), h.watch(storage.ListOptions{ResourceVersion: from})}
 	web := storage.Predicate{Label: labelSel(t, "tier=web")}
-	sel := []storage.Watcher[*widget]{
+	sel := []*storage.Blocking[*widget]{
 		h.watch(storage.ListOptions{ResourceVersion: from, Predicate: web}),
 		h.watch(storage.ListOptions{ResourceVersion: from, Predicate: web}),
 	}
@@ -303,7 +303,7 @@ func TestWatchBookmarkBeforeDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	evs, err := w.Next(ctx, nil)
+	evs, err := storage.NewBlocking(w).Next(ctx, nil)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("Next: %v %v", evs, err)
 	}
@@ -322,7 +322,7 @@ func TestWatchBookmarkBeforeDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Stop()
-	if evs, err := q.Next(quietCtx, nil); len(evs) != 0 || err == nil {
+	if evs, err := storage.NewBlocking(q).Next(quietCtx, nil); len(evs) != 0 || err == nil {
 		t.Fatalf("watch without bookmarks: %v %v, want no events and the context's error", evs, err)
 	}
 }

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"io"
 	"sync"
 	"time"
@@ -13,8 +12,8 @@ import (
 )
 
 // watcher is one watch on the cache: a cursor into the history and a
-// filter. It owns no goroutine and no queue; the caller's goroutine moves
-// the cursor in Next, or in Poll (poll.go).
+// filter. It owns no goroutine and no queue; whoever drives it moves the
+// cursor in Poll (poll.go).
 type watcher[O resource.Object] struct {
 	// Immutable after Watch.
 	c         *Cache[O]
@@ -23,7 +22,7 @@ type watcher[O resource.Object] struct {
 	done      chan struct{} // closed by Stop
 	stopOnce  sync.Once
 
-	// Owned by the goroutine that calls Next.
+	// Owned by the goroutine that calls Poll.
 	seq      uint64 // the next history event to look at
 	gen      uint64 // the cache generation seq belongs to
 	progress int64  // every event up to progress has been looked at
@@ -32,7 +31,7 @@ type watcher[O resource.Object] struct {
 	// final fires shortly before the request's deadline so that the client
 	// hears the newest revision before the stream ends; finalDue asks the
 	// next collect for that bookmark. final is set once, under c.wmu, by
-	// the goroutine that drives the watcher; Stop stops it under c.wmu.
+	// NotifyOnce; Stop stops it under c.wmu.
 	final    *time.Timer
 	finalDue bool
 	// init is the start state still to send (initial.go), then, if
@@ -42,7 +41,7 @@ type watcher[O resource.Object] struct {
 	endRev     int64
 	err        error // the error that ended the watch; sticky
 
-	poll pollState // for a watcher driven by Poll and NotifyOnce
+	poll pollState // what Poll and NotifyOnce keep between calls
 }
 
 func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
@@ -50,64 +49,8 @@ func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
 	return &watcher[O]{c: c, m: m, bookmarks: bookmarks, done: make(chan struct{}), ticks: c.ticks.Load()}
 }
 
-// Next implements storage.Watcher. It returns every event available to the
-// watcher, up to maxBatch, blocking until there is at least one.
-func (w *watcher[O]) Next(ctx context.Context, buf []storage.Event[O]) ([]storage.Event[O], error) {
-	for {
-		if w.err != nil {
-			return buf, w.err
-		}
-		events, tick := w.c.watchChans(w.m.ns, w.bookmarks)
-		final := w.finalTimer(ctx)
-		var found bool
-		if buf, found = w.take(buf); found {
-			return buf, nil
-		}
-		if w.err != nil {
-			return buf, w.err
-		}
-		select {
-		case <-events:
-		case <-tick:
-		case <-final:
-			w.finalDue = true
-		case <-ctx.Done():
-			return buf, ctx.Err()
-		case <-w.done:
-			w.end(io.EOF)
-		case <-w.c.done:
-			w.end(io.EOF)
-		}
-	}
-}
-
-// finalBookmarkLead is how long before a watch's deadline its last
-// BOOKMARK goes out, as kube-apiserver's cacher does, so that a client
-// resuming from it rarely meets 410 Expired.
-const finalBookmarkLead = time.Second
-
-// finalTimer returns the channel of the timer for the bookmark before ctx's
-// deadline, starting it on first use; nil (never ready) when the watch has
-// no bookmarks or no deadline, or once the timer fired.
-func (w *watcher[O]) finalTimer(ctx context.Context) <-chan time.Time {
-	if !w.bookmarks {
-		return nil
-	}
-	if w.final == nil {
-		deadline, ok := ctx.Deadline()
-		if !ok {
-			return nil
-		}
-		t := time.NewTimer(max(time.Until(deadline)-finalBookmarkLead, 0))
-		w.c.wmu.Lock()
-		w.final = t
-		w.c.wmu.Unlock()
-	}
-	return w.final.C
-}
-
-// Stop implements storage.Watcher. It may be called from any goroutine:
-// a Next blocked meanwhile returns io.EOF.
+// Stop implements storage.Watcher. It may be called from any goroutine;
+// the next Poll returns io.EOF.
 func (w *watcher[O]) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.done)

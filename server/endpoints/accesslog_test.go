@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +21,10 @@ import (
 // of watches or HTTP/2: it records each request's duration, through
 // detach.Observe.
 type accessLog struct {
-	next http.Handler
-	mu   sync.Mutex
-	ends map[string]time.Duration // path+query -> duration, once ended
+	next     http.Handler
+	returned atomic.Bool // the handler of the last request returned
+	mu       sync.Mutex
+	ends     map[string]time.Duration // path+query -> duration, once ended
 }
 
 func (l *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -33,6 +35,7 @@ func (l *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.mu.Unlock()
 	})
 	l.next.ServeHTTP(ow, r)
+	l.returned.Store(true)
 	done()
 }
 
@@ -73,8 +76,8 @@ func TestAccessLogSeesWatchEnd(t *testing.T) {
 	if err := dec.Decode(&ev); err != nil || ev.Type != "ADDED" {
 		t.Fatalf("first event %s: %v", ev.Type, err)
 	}
-	if w := e.watches.last(t); w.polls.Load() == 0 {
-		t.Fatal("the watch was not detached")
+	if !handlerReturned(t, &log.returned) {
+		t.Fatal("the watch was not detached: its handler has not returned")
 	}
 	if d, ok := log.ended(key); ok {
 		t.Fatalf("the log recorded the watch as ended after %v while it streams", d)

@@ -40,10 +40,10 @@ func watchTimeout(seconds *int64) time.Duration {
 // watcher that fell behind) is sent as an ERROR event and then ends it.
 // A WebSocket upgrade gets the same stream, one event per message.
 //
-// Over a connection that can carry a body from a detach.Source, a watch
-// whose watcher can be polled is handed to the connection as a
-// watchSource and the handler returns: an idle watch then holds no
-// goroutine. Otherwise the handler's goroutine pumps the events.
+// Over a connection that can carry a body from a detach.Source, the watch
+// is handed to the connection as a watchSource and the handler returns:
+// an idle watch then holds no goroutine. Otherwise the handler's goroutine
+// pumps the events, blocking in a storage.Blocking over the same watcher.
 func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
 	ws := isWebSocket(r)
 	var detacher detach.Detacher
@@ -67,24 +67,20 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		return storageStatus(err, h.gr, "", verbWatch)
 	}
 	enc := eventEncoder[O]{h: h, out: out, headers: true}
-	if pw, ok := watcher.(storage.PolledWatcher[O]); ok && detacher != nil {
+	if detacher != nil {
 		// The source owns the watcher and the timeout from here on.
 		w.Header().Set("Content-Type", mediaJSON)
 		w.WriteHeader(http.StatusOK)
-		detacher.DetachBody(newWatchSource(r, ctx, cancel, pw, enc))
+		detacher.DetachBody(newWatchSource(r, ctx, cancel, watcher, enc))
 		return nil
 	}
 	defer cancel()
-	defer watcher.Stop()
-	switch {
-	case ws:
-		serveWebSocket(ctx, w, r, watcher, &enc)
-	case !canFlush(w):
-		// A writer that can only detach, and a watcher that cannot be
-		// polled.
-		return errNoFlusher()
-	default:
-		streamHTTP(ctx, w, r, watcher, &enc)
+	events := storage.NewBlocking(watcher)
+	defer events.Stop()
+	if ws {
+		serveWebSocket(ctx, w, r, events, &enc)
+	} else {
+		streamHTTP(ctx, w, r, events, &enc)
 	}
 	return nil
 }
@@ -98,7 +94,7 @@ func errNoFlusher() error {
 // Everything Next returns is written, then flushed once: a watcher that
 // is behind catches up in few, large writes. Each batch must be written
 // within the WatchWriteTimeout (a write deadline on the connection).
-func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
+func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher *storage.Blocking[O], enc *eventEncoder[O]) {
 	rc := http.NewResponseController(w)
 	deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, rc.SetWriteDeadline)
 	w.Header().Set("Content-Type", mediaJSON)
@@ -139,7 +135,7 @@ func writeDeadline(timeout time.Duration, set func(time.Time) error) func() erro
 // flushed once. A storage error is sent as a final ERROR event; the
 // stream's end, the timeout and the client leaving end it quietly. The
 // error returned is a failure to encode or send, for the log.
-func (e *eventEncoder[O]) pump(ctx context.Context, watcher storage.Watcher[O], deadline func() error, send func([]byte) error, flush func() error) error {
+func (e *eventEncoder[O]) pump(ctx context.Context, watcher *storage.Blocking[O], deadline func() error, send func([]byte) error, flush func() error) error {
 	// The buffer grows only as far as this watcher's largest batch: most
 	// watchers idle, and a preallocated batch per watcher would cost
 	// kilobytes each across tens of thousands of them.

@@ -17,7 +17,7 @@ import (
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
-// scriptedStore serves watches from a script: each Next returns the next
+// scriptedStore serves watches from a script: each Poll returns the next
 // step. It stands in for storage only where a real store cannot be made to
 // fail on cue; everything else in these tests runs on etcd.
 type scriptedStore struct {
@@ -40,7 +40,7 @@ type scriptedWatcher struct {
 	stopped bool
 }
 
-func (w *scriptedWatcher) Next(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
+func (w *scriptedWatcher) Poll(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.steps) == 0 {
@@ -50,6 +50,9 @@ func (w *scriptedWatcher) Next(ctx context.Context, buf []storage.Event[*widget]
 	w.steps = w.steps[1:]
 	return append(buf, s.events...), s.err
 }
+
+// NotifyOnce: the script always has a next step (io.EOF at its end).
+func (w *scriptedWatcher) NotifyOnce(wake func()) { wake() }
 
 func (w *scriptedWatcher) Stop() { w.mu.Lock(); w.stopped = true; w.mu.Unlock() }
 

@@ -26,7 +26,7 @@ type watchSource[O resource.Object] struct {
 	path    string // for the log; the request itself is not kept
 	ctx     context.Context
 	cancel  context.CancelFunc // ends ctx, the watch's timeout
-	watcher storage.PolledWatcher[O]
+	watcher storage.Watcher[O]
 	enc     eventEncoder[O]
 
 	wake func()
@@ -52,7 +52,7 @@ var _ detach.Source = (*watchSource[resource.Object])(nil)
 // request's, with the watch's timeout; cancel ends it). The source owns
 // the watcher and cancel from now on: Close stops and calls them.
 func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, cancel context.CancelFunc,
-	watcher storage.PolledWatcher[O], enc eventEncoder[O]) *watchSource[O] {
+	watcher storage.Watcher[O], enc eventEncoder[O]) *watchSource[O] {
 	return &watchSource[O]{path: r.URL.Path, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
 }
 

@@ -272,11 +272,7 @@ func (s *watchRecorder) Watch(ctx context.Context, opts storage.ListOptions) (st
 	if err != nil {
 		return nil, err
 	}
-	pw, ok := w.(storage.PolledWatcher[*widget])
-	if !ok {
-		return w, nil
-	}
-	rw := &recordedWatcher{PolledWatcher: pw, ctx: ctx}
+	rw := &recordedWatcher{Watcher: w, ctx: ctx}
 	s.mu.Lock()
 	s.watches = append(s.watches, rw)
 	s.mu.Unlock()
@@ -295,18 +291,12 @@ func (s *watchRecorder) last(t *testing.T) *recordedWatcher {
 }
 
 type recordedWatcher struct {
-	storage.PolledWatcher[*widget]
+	storage.Watcher[*widget]
 	ctx     context.Context // the watch's
-	polls   atomic.Int32
 	stopped atomic.Bool
 }
 
-func (w *recordedWatcher) Poll(ctx context.Context, buf []storage.Event[*widget]) ([]storage.Event[*widget], error) {
-	w.polls.Add(1)
-	return w.PolledWatcher.Poll(ctx, buf)
-}
-
-func (w *recordedWatcher) Stop() { w.stopped.Store(true); w.PolledWatcher.Stop() }
+func (w *recordedWatcher) Stop() { w.stopped.Store(true); w.Watcher.Stop() }
 
 // TestWatchSourceSameBytesAsStream watches the same history both ways, in
 // every view, pulling the detached one in pieces of 7 bytes, of random
@@ -410,9 +400,6 @@ func TestWatchSourceTimeoutEndsStream(t *testing.T) {
 	if !w.stopped.Load() || w.ctx.Err() == nil {
 		t.Errorf("after the stream: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
 	}
-	if w.polls.Load() == 0 {
-		t.Error("the watcher was never polled")
-	}
 }
 
 func TestWatchSourceRequestEndEndsStream(t *testing.T) {
@@ -443,42 +430,64 @@ func TestWatchSourceCloseStopsWatcher(t *testing.T) {
 	}
 }
 
-// TestWatchNotDetached: a watcher that cannot be polled (the etcd store's)
-// is streamed by the handler even where the body could be detached, and a
+// TestStoreWatchDetaches: with the watch cache off, the etcd store's
+// watch takes the same path, a detached Source, and reads the same; a
 // writer that can neither detach nor flush gets kube-apiserver's 500.
-func TestWatchNotDetached(t *testing.T) {
+func TestStoreWatchDetaches(t *testing.T) {
 	e := newSourceEnv(t)
 	h := NewHandler(NewResource(storagetest.Definition(), e.store))
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	fw := &flushingDetacher{detachingWriter{header: http.Header{}}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.ServeHTTP(fw, e.request(ctx, "resourceVersion=0&timeoutSeconds=1"))
-	}()
-	e.create("x")
-	select {
-	case <-done:
-	case <-time.After(eventTimeout):
-		t.Fatal("the watch did not end")
+	dw := &detachingWriter{header: http.Header{}}
+	h.ServeHTTP(dw, e.request(e.ctx, "resourceVersion=0&timeoutSeconds=1"))
+	if dw.src == nil || dw.code != http.StatusOK {
+		t.Fatalf("not detached: %d %q", dw.code, dw.body.String())
 	}
-	if fw.src != nil || fw.code != http.StatusOK || !strings.Contains(fw.body.String(), `"name":"x"`) {
-		t.Fatalf("detached %v, %d %q", fw.src != nil, fw.code, fw.body.String())
+	body := drainAsync(t, dw.src, fixed(1<<20))
+	e.create("x")
+	if b := receive(t, body); !strings.Contains(string(b), `"name":"x"`) {
+		t.Fatalf("body %q", b)
 	}
 
-	dw := &detachingWriter{header: http.Header{}}
-	h.ServeHTTP(dw, e.request(ctx, "resourceVersion=0"))
-	if dw.src != nil || dw.code != http.StatusInternalServerError {
-		t.Fatalf("detached %v, %d %q", dw.src != nil, dw.code, dw.body.String())
+	pw := &plainWriter{header: http.Header{}}
+	h.ServeHTTP(pw, e.request(e.ctx, "resourceVersion=0"))
+	if pw.code != http.StatusInternalServerError {
+		t.Fatalf("a writer that cannot stream: %d %q", pw.code, pw.body.String())
 	}
 }
+
+// handlerReturned waits, within eventTimeout, for returned: a detached
+// watch's handler returns while its stream goes on.
+func handlerReturned(t *testing.T, returned *atomic.Bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(eventTimeout)
+	for !returned.Load() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
+// plainWriter can neither flush nor detach.
+type plainWriter struct {
+	header http.Header
+	code   int
+	body   strings.Builder
+}
+
+func (w *plainWriter) Header() http.Header         { return w.header }
+func (w *plainWriter) WriteHeader(code int)        { w.code = code }
+func (w *plainWriter) Write(p []byte) (int, error) { return w.body.Write(p) }
 
 // TestWatchOverH2 serves the cache through apiloom's HTTP/2 connection: the
 // watch is detached and polled, and reads as any watch does.
 func TestWatchOverH2(t *testing.T) {
 	e := newSourceEnv(t)
-	ts := httptest.NewUnstartedServer(e.handler)
+	returned := &atomic.Bool{}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.handler.ServeHTTP(w, r)
+		returned.Store(true)
+	}))
 	h2.Configure(ts.Config, &h2.Server{})
 	ts.TLS = ts.Config.TLSConfig
 	ts.StartTLS()
@@ -515,8 +524,8 @@ func TestWatchOverH2(t *testing.T) {
 	next("ADDED", "before")
 	e.create("after")
 	next("ADDED", "after")
-	if w := e.watches.last(t); w.polls.Load() == 0 {
-		t.Error("the watch was not polled: not detached")
+	if !handlerReturned(t, returned) {
+		t.Error("the handler did not return while the watch streams: not detached")
 	}
 	// The timeout ends the stream cleanly.
 	var ev metav1.WatchEvent

@@ -31,7 +31,7 @@ func isWebSocket(r *http.Request) bool {
 // HandleWS it requires an Origin header (x/net/websocket's handshake check)
 // and ignores anything the client sends; the client closing the socket ends
 // the watch.
-func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher[O], enc *eventEncoder[O]) {
+func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher *storage.Blocking[O], enc *eventEncoder[O]) {
 	websocket.Handler(func(ws *websocket.Conn) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

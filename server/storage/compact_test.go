@@ -64,7 +64,7 @@ func testCompactorOneReplicaPerInterval(t *testing.T, c *clientv3.Client) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	_, err = w.Next(ctx, nil)
+	_, err = storage.NewBlocking(w).Next(ctx, nil)
 	if se, ok := storage.AsError(err); !errors.Is(err, storage.ErrExpired) || !ok || se.CurrentRevision != compacted {
 		t.Errorf("watch from %s after compaction: %v, want ErrExpired naming compaction at %d", x.ResourceVersion, err, compacted)
 	}

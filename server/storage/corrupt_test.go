@@ -78,7 +78,7 @@ func testCorruptLoggedOncePerRevision(t *testing.T, c *clientv3.Client) {
 		t.Fatal(err)
 	}
 	// The watch reads it once, and reports it DELETED.
-	if evs, err := w.Next(ctx, nil); err != nil || len(evs) != 1 || evs[0].Type != watch.Deleted {
+	if evs, err := storage.NewBlocking(w).Next(ctx, nil); err != nil || len(evs) != 1 || evs[0].Type != watch.Deleted {
 		t.Fatalf("watch: %v %v", evs, err)
 	}
 	for range 3 {
@@ -145,9 +145,10 @@ func testCorruptWatchRepairWithoutSelector(t *testing.T, c *clientv3.Client) {
 			t.Fatal(err)
 		}
 	}
+	events := storage.NewBlocking(w)
 	var evs []storage.Event[*storagetest.Widget]
 	for len(evs) < 3 {
-		if evs, err = w.Next(ctx, evs); err != nil {
+		if evs, err = events.Next(ctx, evs); err != nil {
 			t.Fatal(err)
 		}
 	}

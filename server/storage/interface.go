@@ -187,29 +187,24 @@ type Event[O resource.Object] struct {
 	Corrupt *Error
 }
 
-// Watcher is one watch stream. It is used by one goroutine.
+// Watcher is one watch stream, driven by polling: whoever carries the
+// stream calls Poll when it may send and, when Poll finds nothing,
+// NotifyOnce with a wake that makes it poll again. A transport with no
+// goroutine per watch (the HTTP/2 connection's writer) does exactly that,
+// so an idle watch costs no goroutine stack; one with a goroutine per
+// watch (HTTP/1.1, WebSocket, the watch cache following its store) blocks
+// in a Blocking over the same two calls. Poll and NotifyOnce are called
+// by one goroutine at a time.
 type Watcher[O resource.Object] interface {
-	// Next blocks until at least one event is available, then appends all
-	// available events (in revision order) to buf and returns it. It
-	// returns an *Error wrapping ErrExpired when the watcher fell too far
-	// behind or its start revision was compacted, io.EOF when the stream
-	// ended cleanly (Stop or the store closing), or ctx.Err().
-	Next(ctx context.Context, buf []Event[O]) ([]Event[O], error)
-	// Stop ends the watch and releases its resources. Safe to call twice.
-	Stop()
-}
-
-// A PolledWatcher is a Watcher a transport can drive without a goroutine of
-// its own: it polls, and is told when polling may give more. An idle watch
-// then costs no goroutine stack. A watcher is driven by Next or by Poll,
-// not both.
-type PolledWatcher[O resource.Object] interface {
-	Watcher[O]
-	// Poll is Next without blocking: it appends the events available now
-	// and returns the same errors as Next, or returns buf unchanged when
-	// there are none. ctx's deadline (the final bookmark shortly before
-	// it) and its cancellation count as in Next, but only when Poll is
-	// called: a caller that must notice ctx ending arranges that itself.
+	// Poll appends to buf, in revision order, the events available now
+	// (at most an implementation's batch), or returns buf unchanged when
+	// there are none; it never blocks. It returns an *Error wrapping
+	// ErrExpired when the watcher fell too far behind or its start
+	// revision was compacted, io.EOF when the stream ended cleanly (Stop,
+	// or the store closing), or ctx.Err() once ctx has ended and nothing
+	// is left to send. ctx's deadline (a final bookmark shortly before it)
+	// and its end count only when Poll is called: a caller that must
+	// notice ctx ending arranges that itself.
 	Poll(ctx context.Context, buf []Event[O]) ([]Event[O], error)
 	// NotifyOnce arranges for wake to be called, from any goroutine, when
 	// Poll may return more than at its last call: events, a bookmark due,
@@ -218,4 +213,7 @@ type PolledWatcher[O resource.Object] interface {
 	// Stop. A watcher may keep the first wake it is given, so callers pass
 	// the same one every time.
 	NotifyOnce(wake func())
+	// Stop ends the watch and releases its resources; it may be called
+	// from any goroutine, and twice.
+	Stop()
 }

@@ -12,24 +12,25 @@ import (
 // (push: the initial events, read from etcd at the producer's pace) or
 // learns that the consumer fell behind (tryPush: live events, which etcd
 // delivers at its pace and which must never be dropped), and then ends the
-// watch.
+// watch. The consumer polls (poll) and, when there is nothing, asks to be
+// woken (notifyOnce).
 type eventQueue[O resource.Object] struct {
 	limit int // immutable
 
 	mu     sync.Mutex
 	events []Event[O] // guarded by mu; in revision order
 	err    error      // guarded by mu; set once; reported after events drain
+	// wake is the consumer's wake-up, set by notifyOnce and taken by the
+	// next push or close; guarded by mu.
+	wake func()
 
-	// ready has room for one signal: the producer sends after adding
-	// events or setting err; the consumer waits on it when empty.
-	ready chan struct{}
 	// space has room for one signal: the consumer sends after draining;
 	// a producer waiting for room in push waits on it.
 	space chan struct{}
 }
 
 func newEventQueue[O resource.Object](limit int) *eventQueue[O] {
-	return &eventQueue[O]{limit: limit, ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+	return &eventQueue[O]{limit: limit, space: make(chan struct{}, 1)}
 }
 
 // tryPush appends e unless the queue holds limit events already.
@@ -40,9 +41,20 @@ func (q *eventQueue[O]) tryPush(e Event[O]) bool {
 		return false
 	}
 	q.events = append(q.events, e)
+	wake := q.takeWakeLocked()
 	q.mu.Unlock()
-	signal(q.ready)
+	if wake != nil {
+		wake()
+	}
 	return true
+}
+
+// takeWakeLocked returns the consumer's pending wake, if any, and forgets
+// it: the consumer asks again after its next poll. q.mu must be held.
+func (q *eventQueue[O]) takeWakeLocked() func() {
+	wake := q.wake
+	q.wake = nil
+	return wake
 }
 
 // push appends e, waiting for the consumer to make room if the queue is
@@ -65,38 +77,49 @@ func (q *eventQueue[O]) close(err error) {
 	if q.err == nil {
 		q.err = err
 	}
+	wake := q.takeWakeLocked()
 	q.mu.Unlock()
-	signal(q.ready)
+	if wake != nil {
+		wake()
+	}
 }
 
-// next blocks until the queue has events or has been closed, then appends
-// every queued event to buf. Once the queue is empty and closed it returns
-// the closing error.
-func (q *eventQueue[O]) next(ctx context.Context, buf []Event[O]) ([]Event[O], error) {
-	for {
-		q.mu.Lock()
-		if n := len(q.events); n > 0 {
-			buf = append(buf, q.events...)
-			if cap(q.events) > 1024 {
-				q.events = nil // let a burst's backing array go
-			} else {
-				clear(q.events)
-				q.events = q.events[:0]
-			}
-			q.mu.Unlock()
-			signal(q.space)
-			return buf, nil
+// poll appends every queued event to buf without waiting. Once the queue
+// is empty and closed it returns the closing error; ctx's error once ctx
+// has ended and nothing is queued.
+func (q *eventQueue[O]) poll(ctx context.Context, buf []Event[O]) ([]Event[O], error) {
+	q.mu.Lock()
+	if n := len(q.events); n > 0 {
+		buf = append(buf, q.events...)
+		if cap(q.events) > 1024 {
+			q.events = nil // let a burst's backing array go
+		} else {
+			clear(q.events)
+			q.events = q.events[:0]
 		}
-		err := q.err
 		q.mu.Unlock()
-		if err != nil {
-			return buf, err
-		}
-		select {
-		case <-q.ready:
-		case <-ctx.Done():
-			return buf, ctx.Err()
-		}
+		signal(q.space)
+		return buf, nil
+	}
+	err := q.err
+	q.mu.Unlock()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return buf, err
+}
+
+// notifyOnce has wake called when the queue next gets an event or is
+// closed, or at once if it has either already.
+func (q *eventQueue[O]) notifyOnce(wake func()) {
+	q.mu.Lock()
+	ready := len(q.events) > 0 || q.err != nil
+	if !ready {
+		q.wake = wake
+	}
+	q.mu.Unlock()
+	if ready {
+		wake()
 	}
 }
 

@@ -34,9 +34,9 @@ func TestQueueBoundAndOrder(t *testing.T) {
 	if q.tryPush(event("c")) {
 		t.Fatal("push beyond the limit succeeded")
 	}
-	got, err := q.next(t.Context(), nil)
+	got, err := q.poll(t.Context(), nil)
 	if err != nil || len(got) != 2 || got[0].Object.GetName() != "a" || got[1].Object.GetName() != "b" {
-		t.Fatalf("next: %v, %v", names(got), err)
+		t.Fatalf("poll: %v, %v", names(got), err)
 	}
 	if !q.tryPush(event("c")) {
 		t.Fatal("push after draining failed")
@@ -49,16 +49,16 @@ func TestQueuePushWaitsForRoom(t *testing.T) {
 	pushed := make(chan error)
 	go func() { pushed <- q.push(t.Context(), event("b")) }()
 
-	got, err := q.next(t.Context(), nil)
+	got, err := q.poll(t.Context(), nil)
 	if err != nil || len(got) != 1 || got[0].Object.GetName() != "a" {
-		t.Fatalf("next: %v, %v", names(got), err)
+		t.Fatalf("poll: %v, %v", names(got), err)
 	}
 	if err := <-pushed; err != nil {
 		t.Fatal(err)
 	}
-	got, err = q.next(t.Context(), got[:0])
+	got, err = q.poll(t.Context(), got[:0])
 	if err != nil || len(got) != 1 || got[0].Object.GetName() != "b" {
-		t.Fatalf("next: %v, %v", names(got), err)
+		t.Fatalf("poll: %v, %v", names(got), err)
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -75,29 +75,45 @@ func TestQueueCloseAfterDrain(t *testing.T) {
 	q.tryPush(event("a"))
 	q.close(io.EOF)
 	q.close(errors.New("ignored: only the first close counts"))
-	got, err := q.next(t.Context(), nil)
+	got, err := q.poll(t.Context(), nil)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("queued events before the error: %v, %v", names(got), err)
 	}
-	if _, err := q.next(t.Context(), nil); !errors.Is(err, io.EOF) {
+	if _, err := q.poll(t.Context(), nil); !errors.Is(err, io.EOF) {
 		t.Fatalf("after drain: %v, want io.EOF", err)
 	}
 }
 
-func TestQueueNextWaits(t *testing.T) {
+func TestQueuePollAndNotify(t *testing.T) {
 	q := newEventQueue[obj](10)
 	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := q.next(ctx, nil); !errors.Is(err, context.Canceled) {
-		t.Fatalf("next on an empty queue with a cancelled context: %v", err)
+	if got, err := q.poll(ctx, nil); len(got) != 0 || err != nil {
+		t.Fatalf("poll of an empty queue: %v, %v", names(got), err)
 	}
-	done := make(chan []Event[obj])
-	go func() {
-		got, _ := q.next(t.Context(), nil)
-		done <- got
-	}()
+	cancel()
+	if _, err := q.poll(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("poll of an empty queue with a cancelled context: %v", err)
+	}
+	woken := 0
+	q.notifyOnce(func() { woken++ })
+	if woken != 0 {
+		t.Fatal("woken with nothing queued")
+	}
 	q.tryPush(event("a"))
-	if got := <-done; len(got) != 1 {
-		t.Fatalf("woken with %v", names(got))
+	q.tryPush(event("b"))
+	if woken != 1 {
+		t.Fatalf("woken %d times by two pushes, want once", woken)
+	}
+	q.notifyOnce(func() { woken++ })
+	if woken != 2 {
+		t.Fatal("not woken at once with events queued")
+	}
+	if got, _ := q.poll(t.Context(), nil); len(got) != 2 {
+		t.Fatalf("poll: %v", names(got))
+	}
+	q.notifyOnce(func() { woken++ })
+	q.close(io.EOF)
+	if woken != 3 {
+		t.Fatal("close did not wake")
 	}
 }

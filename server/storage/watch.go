@@ -23,7 +23,7 @@ import (
 //     k8s.io/initial-events-end, then every change after S.
 //   - SendInitialEvents=false and RV "" or "0": every change after the
 //     current revision.
-//   - RV N otherwise: every change after N; if N has been compacted, Next
+//   - RV N otherwise: every change after N; if N has been compacted, Poll
 //     returns an *Error wrapping ErrExpired.
 //
 // Values that do not decode never end the watch: the initial events skip
@@ -97,7 +97,7 @@ func watchContext(ctx context.Context) context.Context {
 }
 
 // watcher is one Watch: a producer goroutine (run) and the consumer's
-// Next/Stop, joined by queue.
+// Poll/NotifyOnce/Stop, joined by queue.
 type watcher[O resource.Object] struct {
 	// Immutable after Watch.
 	s           *Store[O]
@@ -118,10 +118,13 @@ type watcher[O resource.Object] struct {
 	unreadable map[string]struct{}
 }
 
-// Next implements Watcher.
-func (w *watcher[O]) Next(ctx context.Context, buf []Event[O]) ([]Event[O], error) {
-	return w.queue.next(ctx, buf)
+// Poll implements Watcher.
+func (w *watcher[O]) Poll(ctx context.Context, buf []Event[O]) ([]Event[O], error) {
+	return w.queue.poll(ctx, buf)
 }
+
+// NotifyOnce implements Watcher.
+func (w *watcher[O]) NotifyOnce(wake func()) { w.queue.notifyOnce(wake) }
 
 // Stop implements Watcher: it ends the etcd watch and waits for the
 // producer goroutine to exit.

@@ -18,10 +18,11 @@ func next(t *testing.T, w storage.Watcher[*storagetest.Widget], n int) []storage
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
+	events := storage.NewBlocking(w)
 	var got []storage.Event[*storagetest.Widget]
 	for len(got) < n {
 		var err error
-		if got, err = w.Next(ctx, got); err != nil {
+		if got, err = events.Next(ctx, got); err != nil {
 			t.Fatalf("waiting for %d events, have %d: %v", n, len(got), err)
 		}
 	}
@@ -95,11 +96,12 @@ func testWatchSlowConsumerExpires(t *testing.T, c *clientv3.Client) {
 		t.Fatal("watch with a full queue did not end")
 	}
 	// What was queued is delivered, in order, then the error.
-	got, err := w.Next(ctx, nil)
+	events := storage.NewBlocking(w)
+	got, err := events.Next(ctx, nil)
 	if err != nil || len(got) != 3 || got[0].Object.Name != "a" || got[2].Object.Name != "c" {
 		t.Fatalf("queued events: %d, %v", len(got), err)
 	}
-	if _, err := w.Next(ctx, nil); !errors.Is(err, storage.ErrExpired) {
+	if _, err := events.Next(ctx, nil); !errors.Is(err, storage.ErrExpired) {
 		t.Errorf("after the queued events: %v, want ErrExpired", err)
 	}
 }
@@ -117,7 +119,7 @@ func testWatchEndsWithItsContext(t *testing.T, c *clientv3.Client) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch goroutine outlived its context")
 	}
-	if _, err := w.Next(t.Context(), nil); !errors.Is(err, context.Canceled) {
+	if _, err := storage.NewBlocking(w).Next(t.Context(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Next after the watch context ended: %v, want context.Canceled", err)
 	}
 	w.Stop()

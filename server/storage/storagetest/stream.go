@@ -22,7 +22,8 @@ type stream struct {
 	t       *testing.T
 	ctx     context.Context
 	w       storage.Watcher[*Widget]
-	pending []storage.Event[*Widget] // read from w, not yet consumed
+	events  *storage.Blocking[*Widget] // w, read from this goroutine
+	pending []storage.Event[*Widget]   // read from w, not yet consumed
 	// skipBookmarks drops BOOKMARKs other than the initial-events-end one:
 	// with AllowBookmarks an implementation may send them at any time.
 	skipBookmarks bool
@@ -37,7 +38,7 @@ func (s *stream) next(n int) []storage.Event[*Widget] {
 	for len(s.pending) < n {
 		have := len(s.pending)
 		var err error
-		s.pending, err = s.w.Next(ctx, s.pending)
+		s.pending, err = s.events.Next(ctx, s.pending)
 		if err != nil {
 			s.t.Fatalf("waiting for %d events, have %v: %v", n, describe(s.pending), err)
 		}
@@ -65,7 +66,7 @@ func (s *stream) err() error {
 	defer cancel()
 	for {
 		var err error
-		s.pending, err = s.w.Next(ctx, s.pending[:0])
+		s.pending, err = s.events.Next(ctx, s.pending[:0])
 		if err != nil {
 			if ctx.Err() != nil {
 				s.t.Fatalf("watch did not fail in time")

@@ -74,6 +74,7 @@ func Run(t *testing.T, cfg Config) {
 		{"WatchNamespace", testWatchNamespace},
 		{"WatchExpired", testWatchExpired},
 		{"WatchStop", testWatchStop},
+		{"WatchPollAndNotify", testWatchPollAndNotify},
 		{"CorruptReads", testCorruptReads},
 		{"CorruptListHistory", testCorruptListHistory},
 		{"CorruptWatch", testCorruptWatch},
@@ -209,7 +210,7 @@ func (e *env) watch(opts storage.ListOptions) *stream {
 		e.t.Fatalf("watch %+v: %v", opts, err)
 	}
 	e.t.Cleanup(w.Stop)
-	return &stream{t: e.t, ctx: e.ctx, w: w, skipBookmarks: opts.AllowBookmarks}
+	return &stream{t: e.t, ctx: e.ctx, w: w, events: storage.NewBlocking(w), skipBookmarks: opts.AllowBookmarks}
 }
 
 // rv is the revision in obj's resourceVersion.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -138,7 +139,7 @@ func testWatchTooLargeResourceVersion(t *testing.T, e *env) {
 	})
 	if err == nil {
 		t.Cleanup(w.Stop)
-		err = (&stream{t: t, ctx: e.ctx, w: w}).err()
+		err = (&stream{t: t, ctx: e.ctx, w: w, events: storage.NewBlocking(w)}).err()
 	}
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Errorf("watch-list at %s: %v, want ErrTooLargeResourceVersion", tooLarge, err)
@@ -199,7 +200,7 @@ func testWatchExpired(t *testing.T, e *env) {
 	w, err := e.store.Watch(e.ctx, storage.ListOptions{ResourceVersion: x.ResourceVersion})
 	if err == nil {
 		t.Cleanup(w.Stop)
-		err = (&stream{t: t, ctx: e.ctx, w: w}).err()
+		err = (&stream{t: t, ctx: e.ctx, w: w, events: storage.NewBlocking(w)}).err()
 	}
 	if !errors.Is(err, storage.ErrExpired) {
 		t.Errorf("watch from compacted %s: %v, want ErrExpired", x.ResourceVersion, err)
@@ -219,8 +220,51 @@ func testWatchStop(t *testing.T, e *env) {
 	s = e.watch(storage.ListOptions{ResourceVersion: rvs(e.rev())})
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
-	if _, err := s.w.Next(ctx, nil); !errors.Is(err, context.Canceled) {
+	if _, err := s.events.Next(ctx, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Next with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// testWatchPollAndNotify drives a watcher as a transport without a
+// goroutine per watch does: Poll never blocks, NotifyOnce wakes when a
+// later Poll has something, and a stopped watcher's Poll ends with io.EOF.
+func testWatchPollAndNotify(t *testing.T, e *env) {
+	s := e.watch(storage.ListOptions{ResourceVersion: rvs(e.rev())})
+	w := s.w
+	if evs, err := w.Poll(e.ctx, nil); len(evs) != 0 || err != nil {
+		t.Fatalf("Poll of an idle watch: %d events, %v", len(evs), err)
+	}
+	woken := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}
+	w.NotifyOnce(wake)
+	x := e.create("w", "x", "red")
+	select {
+	case <-woken:
+	case <-time.After(eventTimeout):
+		t.Fatal("NotifyOnce did not wake for an event")
+	}
+	var evs []storage.Event[*Widget]
+	for len(evs) == 0 {
+		var err error
+		if evs, err = w.Poll(e.ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			w.NotifyOnce(wake)
+			<-woken
+		}
+	}
+	if evs[0].Type != watch.Added || evs[0].Object.ResourceVersion != x.ResourceVersion {
+		t.Fatalf("got %s %s, want ADDED %s", evs[0].Type, evs[0].Object.ResourceVersion, x.ResourceVersion)
+	}
+	w.Stop()
+	if _, err := w.Poll(e.ctx, nil); !errors.Is(err, io.EOF) {
+		t.Errorf("Poll after Stop: %v, want io.EOF", err)
 	}
 }
 
