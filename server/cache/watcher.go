@@ -50,7 +50,8 @@ func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
 }
 
 // Stop implements storage.Watcher. It may be called from any goroutine;
-// the next Poll returns io.EOF.
+// a reader waiting after NotifyOnce is woken, and the next Poll returns
+// io.EOF.
 func (w *watcher[O]) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.done)
@@ -59,8 +60,12 @@ func (w *watcher[O]) Stop() {
 			w.final.Stop()
 		}
 		w.c.forgetPolledLocked(w)
+		wake := w.poll.wake
 		w.c.wmu.Unlock()
 		w.c.metrics.watchers.Dec()
+		if wake != nil {
+			wake() // whoever waits for the watcher sees it end
+		}
 	})
 }
 

@@ -44,7 +44,4 @@ func (b *Blocking[O]) Next(ctx context.Context, buf []Event[O]) ([]Event[O], err
 }
 
 // Stop stops the watcher; a Next blocked meanwhile returns io.EOF.
-func (b *Blocking[O]) Stop() {
-	b.w.Stop()
-	b.wake()
-}
+func (b *Blocking[O]) Stop() { b.w.Stop() }

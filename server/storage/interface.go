@@ -214,6 +214,7 @@ type Watcher[O resource.Object] interface {
 	// the same one every time.
 	NotifyOnce(wake func())
 	// Stop ends the watch and releases its resources; it may be called
-	// from any goroutine, and twice.
+	// from any goroutine, and twice. A reader waiting after NotifyOnce is
+	// woken, and its next Poll returns io.EOF.
 	Stop()
 }

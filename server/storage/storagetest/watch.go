@@ -262,7 +262,23 @@ func testWatchPollAndNotify(t *testing.T, e *env) {
 	if evs[0].Type != watch.Added || evs[0].Object.ResourceVersion != x.ResourceVersion {
 		t.Fatalf("got %s %s, want ADDED %s", evs[0].Type, evs[0].Object.ResourceVersion, x.ResourceVersion)
 	}
-	w.Stop()
+	// A reader waiting for the watcher is woken by Stop, from another
+	// goroutine, and sees the end.
+	w.NotifyOnce(wake)
+	select {
+	case <-woken: // a bookmark or another event may wake it first; drain
+		if _, err := w.Poll(e.ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.NotifyOnce(wake)
+	default:
+	}
+	go w.Stop()
+	select {
+	case <-woken:
+	case <-time.After(eventTimeout):
+		t.Fatal("Stop did not wake the waiting reader")
+	}
 	if _, err := w.Poll(e.ctx, nil); !errors.Is(err, io.EOF) {
 		t.Errorf("Poll after Stop: %v, want io.EOF", err)
 	}
