@@ -18,12 +18,12 @@
 // still serves with under --http2-server=go, as a fallback): there a watch
 // is a handler goroutine that waits for events and pushes each batch
 // through a per-stream buffer and a hand-off to the connection's serve
-// loop. Two runs on a 2-core machine, 1 KiB objects, each server measured
-// in the same run as the other, in either order:
+// loop. Three runs on a shared 2-core machine, 1 KiB objects, each server
+// measured in the same run as the other, in either order:
 //
 //	                                    this package   x/net/http2
 //	server CPU per delivered event       8.8-10.0 µs   20.8-29.8 µs  (1,000 watchers, 20 writes/s)
-//	write→all-received p99               107-109 ms    130-511 ms    (x/net once fell to 16.9 writes/s)
+//	write→all-received p99               75-109 ms     130-511 ms    (x/net once fell to 16.9 writes/s)
 //	RSS per idle watcher                 3.4-4.0 KiB   15.5-16.2 KiB (10,000 watchers)
 //	goroutines per idle watcher          0             0.91-1.00
 //
