@@ -81,7 +81,8 @@ type Options struct {
 	// WatchWriteTimeout ends a watch whose client accepts none of its
 	// pending data for this long; over our HTTP/2 it applies to every
 	// stream (h2.Server.StreamWriteTimeout). With HTTP2ServerGo it bounds
-	// each write of a watch, as over HTTP/1.1. 0 disables.
+	// the writing of each batch of a watch's events, as over HTTP/1.1.
+	// 0 disables.
 	WatchWriteTimeout time.Duration
 	// MaxRequestBodyBytes is the largest body a write may send (413
 	// beyond it); 0 means no limit.
@@ -145,7 +146,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"'apiloom' (our own connection: an idle watch holds no goroutine or buffer) or "+
 		"'go' (Go's golang.org/x/net/http2, as kube-apiserver: a goroutine per watch; a fallback); "+
 		"both honour --http2-max-streams-per-connection, the 90s idle timeout and --watch-write-timeout "+
-		"(which 'go' enforces per write of a watch and answers with RST_STREAM(INTERNAL_ERROR), 'apiloom' per stall of a stream with RST_STREAM(CANCEL))")
+		"('go' bounds the writing of each batch of a watch's events and resets the stream with INTERNAL_ERROR, 'apiloom' how long any stream may send nothing of its pending data, and resets it with CANCEL)")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
