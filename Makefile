@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec clean
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -20,10 +20,10 @@ generate: ## regenerate everything derived from apis/
 verify: ## fail if generated code is stale, code is not gofmt-clean, or go vet complains
 	hack/verify.sh
 
-test: ## the whole test suite, with the race detector
-	$(GO) test -race -timeout 25m ./...
+test: ## the whole test suite as CI runs it, with the race detector: e2e twice (our HTTP/2 and Go's), kubectl and h2spec required
+	GO=$(GO) hack/test.sh
 
-test-short: ## the suite without the race detector
+test-short: ## the suite without the race detector (a developer's loop: tests lacking kubectl or h2spec skip)
 	$(GO) test -timeout 15m ./...
 
 fuzz: ## run every fuzz target for a short while
@@ -38,5 +38,8 @@ clean: ## remove build output and the local data directory
 load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
 	hack/load.sh
 
-h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2; builds h2spec via the Go module proxy
-	H2SPEC=1 $(GO) test -count=1 -run '^TestH2Spec$$' -v ./server/internal/h2/
+h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2, verbose; builds h2spec via the Go module proxy (make test runs it too)
+	APILOOM_CI=1 H2SPEC=1 $(GO) test -count=1 -run '^TestH2Spec$$' -v ./server/internal/h2/
+
+interop: ## curl (HTTP/2, HTTP/1.1), nghttp, h2load and Go's client against a real server, both --http2-server settings (needs nghttp2-client)
+	hack/interop.sh

@@ -10,6 +10,8 @@
 #                                #   and one of the load generator itself
 #   BASE=<git rev> hack/load.sh  # + apiloom built from another commit (target apiloom-base),
 #                                #   first, so every ratio is to it: a change measured in one run
+#   TARGETS="apiloom apiloom-gohttp2" SCENARIOS="fanout idle" hack/load.sh
+#                                # our HTTP/2 server against Go's (--http2-server=go), in one run
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
@@ -155,6 +157,7 @@ for target in $TARGETS; do
     apiloom) start=(start_apiloom apiloom) ;;
     apiloom-base) start=(start_apiloom_bin "$OUT/base-bin/apiloom" apiloom-base) ;;
     apiloom-nocache) start=(start_apiloom apiloom-nocache --watch-cache=false) ;;
+    apiloom-gohttp2) start=(start_apiloom apiloom-gohttp2 --http2-server=go) ;;
     kube-apiserver) start=(start_peer) ;;
     *) echo "unknown target $target"; exit 2 ;;
   esac

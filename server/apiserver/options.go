@@ -46,6 +46,13 @@ type Options struct {
 	// HTTP2MaxStreamsPerConnection is how many concurrent streams (watches
 	// among them) one HTTP/2 client connection may carry.
 	HTTP2MaxStreamsPerConnection int
+	// HTTP2Server names the implementation that serves HTTP/2:
+	// HTTP2ServerApiloom, our own connection (server/internal/h2), which
+	// carries an idle watch without a goroutine or buffer of its own, or
+	// HTTP2ServerGo, Go's (golang.org/x/net/http2, as kube-apiserver
+	// serves), with a goroutine per watch: the fallback should ours
+	// misbehave.
+	HTTP2Server string
 
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
@@ -72,8 +79,10 @@ type Options struct {
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 	// WatchWriteTimeout ends a watch whose client accepts none of its
-	// pending data for this long; over HTTP/2 it applies to every stream
-	// (h2.Server.StreamWriteTimeout). 0 disables.
+	// pending data for this long; over our HTTP/2 it applies to every
+	// stream (h2.Server.StreamWriteTimeout). With HTTP2ServerGo it bounds
+	// the writing of each batch of a watch's events, as over HTTP/1.1.
+	// 0 disables.
 	WatchWriteTimeout time.Duration
 	// MaxRequestBodyBytes is the largest body a write may send (413
 	// beyond it); 0 means no limit.
@@ -97,6 +106,7 @@ func DefaultOptions() Options {
 		BindAddress:                  "127.0.0.1",
 		SecurePort:                   6443,
 		HTTP2MaxStreamsPerConnection: 1000,
+		HTTP2Server:                  HTTP2ServerApiloom,
 		WatchCache:                   true,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
@@ -132,6 +142,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); default: generated into --data-dir")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "serving certificate's private key (PEM)")
 	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection, "concurrent HTTP/2 streams one client connection may carry; clients open more connections beyond it")
+	fs.StringVar(&o.HTTP2Server, "http2-server", o.HTTP2Server, "which implementation serves HTTP/2: "+
+		"'apiloom' (our own connection: an idle watch holds no goroutine or buffer) or "+
+		"'go' (Go's golang.org/x/net/http2, as kube-apiserver: a goroutine per watch; a fallback); "+
+		"both honour --http2-max-streams-per-connection, the 90s idle timeout and --watch-write-timeout "+
+		"('go' bounds the writing of each batch of a watch's events and resets the stream with INTERNAL_ERROR, 'apiloom' how long any stream may send nothing of its pending data, and resets it with CANCEL)")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
@@ -159,6 +174,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HTTP2MaxStreamsPerConnection < 1 || o.HTTP2MaxStreamsPerConnection > 1<<20 {
 		errs = append(errs, fmt.Errorf("--http2-max-streams-per-connection %d is out of range", o.HTTP2MaxStreamsPerConnection))
+	}
+	if o.HTTP2Server != HTTP2ServerApiloom && o.HTTP2Server != HTTP2ServerGo {
+		errs = append(errs, fmt.Errorf("--http2-server %q is neither %q nor %q", o.HTTP2Server, HTTP2ServerApiloom, HTTP2ServerGo))
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))

@@ -13,7 +13,7 @@ func TestDefaultOptionsAreValid(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if o.DataDir != ".apiloom" || o.SecurePort != 6443 || !o.WatchCache || o.CompactionInterval != 5*time.Minute {
+	if o.DataDir != ".apiloom" || o.SecurePort != 6443 || !o.WatchCache || o.CompactionInterval != 5*time.Minute || o.HTTP2Server != HTTP2ServerApiloom {
 		t.Fatalf("defaults changed: %+v", o)
 	}
 	// kube-apiserver's defaults for the same flags.
@@ -30,7 +30,7 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 		"--data-dir=", "--bind-address=localhost", "--secure-port=70000",
 		"--tls-cert-file=a.crt", "--etcd-cafile=ca.crt", "--etcd-prefix=registry",
 		"--etcd-compaction-interval=-1s", "--request-timeout=-1s", "--max-requests-inflight=-1",
-		"--max-mutating-requests-inflight=-1", "--watch-write-timeout=-1s",
+		"--max-mutating-requests-inflight=-1", "--watch-write-timeout=-1s", "--http2-server=nghttpd",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 		t.Fatal("invalid options accepted")
 	}
 	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval",
-		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout"} {
+		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout", "--http2-server"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
-	"github.com/apiloom/apiloom/server/internal/h2"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -189,12 +188,11 @@ func (s *Server) Run(ctx context.Context) error {
 	// A client connection carries many concurrent watches, so the stream
 	// limit is raised (generic apiservers use 1000), and HTTP/2 is served
 	// by our own connection, which carries a watch without a goroutine or
-	// buffer of its own (server/internal/h2).
-	h2.Configure(srv, &h2.Server{
-		MaxConcurrentStreams: uint32(s.opts.HTTP2MaxStreamsPerConnection),
-		StreamWriteTimeout:   s.opts.WatchWriteTimeout,
-		Log:                  s.log,
-	})
+	// buffer of its own (server/internal/h2), unless --http2-server=go.
+	if err := configureHTTP2(srv, &s.opts, s.log); err != nil {
+		_ = ln.Close()
+		return err
+	}
 
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
 	if etcd.socket != nil {
@@ -209,7 +207,7 @@ func (s *Server) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
-		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache)
+		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	s.readyOnce.Do(func() { close(s.ready) })
 
 	select {

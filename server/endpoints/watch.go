@@ -94,21 +94,38 @@ func errNoFlusher() error {
 // Everything Next returns is written, then flushed once: a watcher that
 // is behind catches up in few, large writes. Each batch must be written
 // within the WatchWriteTimeout (a write deadline on the connection).
+//
+// The deadline is cleared after each flush: an HTTP/2 stream's write
+// deadline (x/net's, and server/internal/h2's likewise) resets the stream
+// when it passes, whether or not a write is waiting, so a deadline left
+// armed would end every watch that stays idle for the timeout.
 func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher *storage.Blocking[O], enc *eventEncoder[O]) {
 	rc := http.NewResponseController(w)
 	deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, rc.SetWriteDeadline)
+	flush := rc.Flush
+	if enc.h.limits.WatchWriteTimeout > 0 {
+		flush = func() error {
+			if err := rc.Flush(); err != nil {
+				return err
+			}
+			if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return err
+			}
+			return nil
+		}
+	}
 	w.Header().Set("Content-Type", mediaJSON)
 	w.WriteHeader(http.StatusOK)
 	if err := deadline(); err != nil {
 		streamFailed(r, "watch headers", err)
 		return
 	}
-	if err := rc.Flush(); err != nil {
+	if err := flush(); err != nil {
 		streamFailed(r, "watch headers", err)
 		return
 	}
 	send := func(frame []byte) error { _, err := w.Write(frame); return err }
-	if err := enc.pump(ctx, watcher, deadline, send, rc.Flush); err != nil {
+	if err := enc.pump(ctx, watcher, deadline, send, flush); err != nil {
 		streamFailed(r, "watch", err)
 	}
 }

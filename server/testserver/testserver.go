@@ -43,6 +43,13 @@ func WithEtcd(endpoints ...string) Option {
 	return func(o *apiserver.Options) { o.EtcdServers = endpoints }
 }
 
+// WithHTTP2Server serves HTTP/2 with the named implementation,
+// apiserver.HTTP2ServerApiloom (the default) or apiserver.HTTP2ServerGo
+// (--http2-server).
+func WithHTTP2Server(name string) Option {
+	return func(o *apiserver.Options) { o.HTTP2Server = name }
+}
+
 // WithDataDir runs the server in dir instead of a fresh t.TempDir(): to
 // put its etcd on a particular filesystem, or to start a second server on
 // the data of one that has stopped.

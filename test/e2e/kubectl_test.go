@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiloom/apiloom/internal/testenv"
 )
 
 // apiloomBinary builds cmd/apiloom once per test binary run.
@@ -52,15 +54,16 @@ func (k *kubectlEnv) run(args ...string) string {
 	return stdout.String()
 }
 
-// startBinary starts bin/apiloom with only a data dir (and a free port) and
-// waits for it to write its kubeconfig and answer /readyz.
+// startBinary starts bin/apiloom with only a data dir (a free port, and the
+// suite's --http2-server) and waits for it to write its kubeconfig and
+// answer /readyz.
 func startBinary(t *testing.T) *kubectlEnv {
 	t.Helper()
 	bin := apiloomBinary(t)
 	dataDir := t.TempDir()
 	// t.Context ends just before cleanups run; the server then gets SIGINT
 	// and the cleanup below waits for its graceful exit.
-	srv := exec.CommandContext(t.Context(), bin, "--data-dir", dataDir, "--secure-port", "0")
+	srv := exec.CommandContext(t.Context(), bin, "--data-dir", dataDir, "--secure-port", "0", "--http2-server", http2Server(t))
 	var logs bytes.Buffer
 	srv.Stdout, srv.Stderr = &logs, &logs
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) } // graceful shutdown
@@ -96,7 +99,7 @@ func startBinary(t *testing.T) *kubectlEnv {
 
 func TestKubectl(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl not on PATH")
+		testenv.Unavailable(t, "kubectl not on PATH (hack/ensure-kubectl.sh provides one): %v", err)
 	}
 	k := startBinary(t)
 	examples, err := filepath.Abs("../../examples")

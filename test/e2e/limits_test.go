@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -197,12 +198,25 @@ func TestMutatingRequestsBeyondTheLimit(t *testing.T) {
 }
 
 // TestStarvedWatchIsReset: an HTTP/2 watch whose client grants it no
-// window while it has events to send is reset (RST_STREAM(CANCEL)) after
-// --watch-write-timeout, and lets go of its watcher; a watch on the same
-// connection that reads is not.
+// window while it has events to send is reset after --watch-write-timeout,
+// and lets go of its watcher; a watch on the same connection that reads,
+// and has been idle for longer than the timeout, is not, and still
+// delivers the next event. Our connection carries the watch and resets it
+// with CANCEL; over Go's HTTP/2 the watch handler's own write deadline
+// resets it with INTERNAL_ERROR.
 func TestStarvedWatchIsReset(t *testing.T) {
+	for _, cache := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watch-cache=%t", cache), func(t *testing.T) { testStarvedWatchIsReset(t, cache) })
+	}
+}
+
+func testStarvedWatchIsReset(t *testing.T, cache bool) {
 	const writeTimeout = 2 * time.Second
-	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) { o.WatchWriteTimeout = writeTimeout }))
+	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) { o.WatchWriteTimeout = writeTimeout; o.WatchCache = cache }))
+	wantCode := http2.ErrCodeCancel
+	if http2Server(t) == apiserver.HTTP2ServerGo {
+		wantCode = http2.ErrCodeInternal
+	}
 	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -233,33 +247,56 @@ func TestStarvedWatchIsReset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
-	open(1) // starved: its first event waits for window
-	open(3) // reads: it gets window for each event
-	if err := fr.WriteWindowUpdate(3, 1<<20); err != nil {
+	// next reads frames until stream 1 has sent data containing want (or,
+	// with want "", until stream 3 is reset); it fails on any other reset.
+	next := func(want string) {
+		t.Helper()
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("read frame: %v", err)
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					_ = fr.WriteSettingsAck()
+				}
+			case *http2.DataFrame:
+				if f.StreamID == 1 && want != "" && bytes.Contains(f.Data(), []byte(want)) {
+					return
+				}
+			case *http2.GoAwayFrame:
+				t.Fatalf("GOAWAY %v %q", f.ErrCode, f.DebugData())
+			case *http2.RSTStreamFrame:
+				if f.StreamID != 3 || want != "" {
+					t.Fatalf("stream %d reset with %v: only the starved stream 3 may be, not the reading one, however long it idles", f.StreamID, f.ErrCode)
+				}
+				if f.ErrCode != wantCode {
+					t.Fatalf("the starved stream reset with %v, want %v", f.ErrCode, wantCode)
+				}
+				return
+			}
+		}
+	}
+	open(1) // reads: it gets window for each event
+	if err := fr.WriteWindowUpdate(1, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatalf("read frame: %v", err)
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				_ = fr.WriteSettingsAck()
-			}
-		case *http2.RSTStreamFrame:
-			if f.StreamID != 1 || f.ErrCode != http2.ErrCodeCancel {
-				t.Fatalf("stream %d reset with %v, want only the starved stream 1, with CANCEL", f.StreamID, f.ErrCode)
-			}
-			if waited := time.Since(start); waited < writeTimeout {
-				t.Fatalf("reset after %v, before --watch-write-timeout %v", waited, writeTimeout)
-			}
-			eventually(t, "the reset watch's watcher to go", func(context.Context) (bool, error) {
-				return metric(t, ts.Config, "apiloom_watch_cache_watchers", `resource="databases.example.apiloom.dev"`) == 1, nil
-			})
-			return
-		}
+	next(`"name":"orders"`)
+	start := time.Now()
+	open(3) // starved: its first event waits for window
+	next("")
+	if waited := time.Since(start); waited < writeTimeout {
+		t.Fatalf("reset after %v, before --watch-write-timeout %v", waited, writeTimeout)
+	}
+	// Stream 1 has sent nothing for longer than the timeout now.
+	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("payments"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next(`"name":"payments"`)
+	if cache {
+		eventually(t, "the reset watch's watcher to go", func(context.Context) (bool, error) {
+			return metric(t, ts.Config, "apiloom_watch_cache_watchers", `resource="databases.example.apiloom.dev"`) == 1, nil
+		})
 	}
 }

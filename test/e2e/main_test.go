@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +13,34 @@ import (
 
 	"github.com/apiloom/apiloom/generated/apiserver"
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
+	apiloomserver "github.com/apiloom/apiloom/server/apiserver"
 	"github.com/apiloom/apiloom/server/testserver"
 )
 
-// startServer starts a server for the example group and returns a clientset for it.
+// http2ServerEnv names the HTTP/2 implementation (--http2-server) of every
+// server the suite starts: unset or "apiloom" for our own, "go" for Go's.
+// make test runs the suite both ways.
+const http2ServerEnv = "APILOOM_E2E_HTTP2_SERVER"
+
+// http2Server is the implementation under test, from http2ServerEnv.
+func http2Server(t *testing.T) string {
+	t.Helper()
+	switch v := os.Getenv(http2ServerEnv); v {
+	case "":
+		return apiloomserver.HTTP2ServerApiloom
+	case apiloomserver.HTTP2ServerApiloom, apiloomserver.HTTP2ServerGo:
+		return v
+	default:
+		t.Fatalf("%s=%q: want %q or %q", http2ServerEnv, v, apiloomserver.HTTP2ServerApiloom, apiloomserver.HTTP2ServerGo)
+		return ""
+	}
+}
+
+// startServer starts a server for the example group, serving HTTP/2 with
+// http2Server unless opts say otherwise, and returns a clientset for it.
 func startServer(t *testing.T, opts ...testserver.Option) (*testserver.TestServer, versioned.Interface) {
 	t.Helper()
+	opts = append([]testserver.Option{testserver.WithHTTP2Server(http2Server(t))}, opts...)
 	ts := testserver.Start(t, apiserver.Install, opts...)
 	return ts, versioned.NewForConfigOrDie(ts.Config)
 }
@@ -38,13 +61,14 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 }
 
 // metric sums the samples of name whose labels contain every one of
-// labels, from the server's /metrics.
+// labels (a metric without labels has one sample), from the server's
+// /metrics.
 func metric(t *testing.T, cfg *rest.Config, name string, labels ...string) float64 {
 	t.Helper()
 	var sum float64
 lines:
 	for _, line := range strings.Split(metricsText(t, cfg), "\n") {
-		if !strings.HasPrefix(line, name+"{") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
 		for _, l := range labels {

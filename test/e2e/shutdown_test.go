@@ -23,6 +23,7 @@ func TestGracefulShutdownEndsWatches(t *testing.T) {
 	apiserver.Install(reg)
 	o := serverpkg.DefaultOptions()
 	o.DataDir, o.SecurePort, o.ShutdownTimeout = t.TempDir(), 0, time.Minute
+	o.HTTP2Server = http2Server(t)
 	srv, err := serverpkg.New(o, reg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

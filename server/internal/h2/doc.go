@@ -14,6 +14,23 @@
 // hpack package; frames are written by this package, since it builds DATA
 // frames in place around a Source's bytes.
 //
+// Why not Go's own HTTP/2 server (golang.org/x/net/http2, which the server
+// still serves with under --http2-server=go, as a fallback): there a watch
+// is a handler goroutine that waits for events and pushes each batch
+// through a per-stream buffer and a hand-off to the connection's serve
+// loop. Three runs on a shared 2-core machine, 1 KiB objects, each server
+// measured in the same run as the other, in either order:
+//
+//	                                    this package   x/net/http2
+//	server CPU per delivered event       8.8-10.0 µs   20.8-29.8 µs  (1,000 watchers, 20 writes/s)
+//	write→all-received p99               75-109 ms     130-511 ms    (x/net once fell to 16.9 writes/s)
+//	RSS per idle watcher                 3.4-4.0 KiB   15.5-16.2 KiB (10,000 watchers)
+//	goroutines per idle watcher          0             0.91-1.00
+//
+// Reproduce with
+//
+//	TARGETS="apiloom apiloom-gohttp2" SCENARIOS="fanout idle" hack/load.sh
+//
 // Not supported, because no Kubernetes client uses them: server push,
 // CONNECT, Hijack, and trailers in responses. Request trailers are read and
 // dropped.

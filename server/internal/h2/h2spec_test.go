@@ -15,28 +15,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiloom/apiloom/internal/testenv"
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
 // TestH2Spec runs the h2spec conformance suite (RFC 7540/9113 and HPACK)
 // against a TLS server configured with h2.Configure, and fails with every
-// case h2spec fails. It needs the h2spec tool, so it runs only when asked:
+// case h2spec fails. It needs the h2spec tool, so it runs when asked, and
+// always in CI (APILOOM_CI=1, set by make test and .ci/run):
 //
 //	H2SPEC=1 go test -run TestH2Spec -v ./server/internal/h2/   (make h2spec)
 //
 // H2SPEC=1 builds h2spec from the module pinned in testdata/h2spec, which
 // needs the Go module proxy (or a module cache that has it) but keeps
 // h2spec out of apiloom's go.mod; H2SPEC=/path/to/h2spec uses that binary.
-// The test is skipped when h2spec cannot be built. H2SPEC_ARGS adds
+// Once asked for, h2spec that cannot be built or run fails the test; only
+// a plain `go test`, outside CI, skips it. H2SPEC_ARGS adds
 // arguments: "--strict" for the SHOULD-level cases too, "--verbose" for
 // every frame exchanged, section ids such as "http2/6.9" to run fewer.
 //
 // A pass says less than it seems for connection errors: h2spec accepts
 // the connection closing after a GOAWAY with the wrong error code.
 func TestH2Spec(t *testing.T) {
-	which := os.Getenv("H2SPEC")
-	if which == "" {
-		t.Skip("set H2SPEC=1 (build h2spec) or H2SPEC=/path/to/h2spec to run the conformance suite")
+	which, run := h2specRequest(os.Getenv)
+	if !run {
+		t.Skip("set H2SPEC=1 (build h2spec) or H2SPEC=/path/to/h2spec to run the conformance suite; CI (" + testenv.CIEnv + "=1) always runs it")
 	}
 	bin := which
 	if which == "1" {
@@ -78,6 +81,27 @@ func TestH2Spec(t *testing.T) {
 	}
 }
 
+// TestH2SpecRunsInCI: CI cannot pass without the conformance run, whatever
+// H2SPEC says; outside CI, H2SPEC alone decides.
+func TestH2SpecRunsInCI(t *testing.T) {
+	for _, tc := range []struct {
+		h2spec, ci string
+		which      string
+		run        bool
+	}{
+		{"", "", "", false},
+		{"", "1", "1", true},
+		{"1", "", "1", true},
+		{"/opt/h2spec", "1", "/opt/h2spec", true},
+	} {
+		env := map[string]string{"H2SPEC": tc.h2spec, testenv.CIEnv: tc.ci}
+		which, run := h2specRequest(func(k string) string { return env[k] })
+		if which != tc.which || run != tc.run {
+			t.Errorf("H2SPEC=%q %s=%q: runs %t with %q, want %t with %q", tc.h2spec, testenv.CIEnv, tc.ci, run, which, tc.run, tc.which)
+		}
+	}
+}
+
 // h2specHandler reads the request body and answers with a short body,
 // which is what h2spec's cases expect of GET / and POST /.
 func h2specHandler(w http.ResponseWriter, r *http.Request) {
@@ -86,13 +110,24 @@ func h2specHandler(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "hello from apiloom's HTTP/2 server\n")
 }
 
+// h2specRequest says whether TestH2Spec runs, and with which h2spec
+// ("1": build it): when H2SPEC asks for it, and in CI whatever H2SPEC says.
+func h2specRequest(getenv func(string) string) (which string, run bool) {
+	which = getenv("H2SPEC")
+	if which == "" && getenv(testenv.CIEnv) == "1" {
+		which = "1"
+	}
+	return which, which != ""
+}
+
 // buildH2Spec builds h2spec into a temporary directory from the module
-// pinned in testdata/h2spec, or skips the test when it cannot.
+// pinned in testdata/h2spec, or fails the test when it cannot: it runs
+// only when asked for (h2specRequest), and then not running is a failure.
 func buildH2Spec(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("h2spec cannot be built: %v", err)
+		t.Fatalf("h2spec cannot be built: %v", err)
 	}
 	dir := t.TempDir()
 	for _, name := range []string{"go.mod", "go.sum"} {
@@ -112,7 +147,7 @@ func buildH2Spec(t *testing.T) string {
 	// go.mod and go.sum pin every module: nothing is resolved anew.
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("h2spec cannot be built (it needs the Go module proxy): %v\n%s", err, out)
+		t.Fatalf("h2spec cannot be built (it needs the Go module proxy, or a module cache that has testdata/h2spec's modules): %v\n%s", err, out)
 	}
 	return bin
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (make test): every package with the
+# race detector, then the end-to-end suite once more against Go's own HTTP/2
+# server (--http2-server=go), the fallback that must keep working.
+#
+# APILOOM_CI=1 makes every test that needs an outside tool run or fail,
+# never skip (internal/testenv): kubectl is ensured here
+# (hack/ensure-kubectl.sh builds one when none is installed), and h2spec is
+# built from the module pinned in server/internal/h2/testdata/h2spec.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+kubectl_dir=$(hack/ensure-kubectl.sh)
+export PATH=$kubectl_dir:$PATH APILOOM_CI=1
+
+echo "== go test ./... (HTTP/2: apiloom's own server)"
+"$GO" test -race -timeout 25m ./...
+
+echo "== go test ./test/e2e/ (HTTP/2: Go's server, --http2-server=go)"
+APILOOM_E2E_HTTP2_SERVER=go "$GO" test -race -timeout 15m ./test/e2e/
