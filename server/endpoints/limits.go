@@ -11,8 +11,9 @@ type Limits struct {
 	// limit, as upstream.
 	MaxRequestBodyBytes int64
 	// WatchWriteTimeout ends a watch whose client has accepted none of
-	// the events pending for it for this long, over HTTP/1.1 and
-	// WebSocket; the HTTP/2 connection times its streams itself. Such a
+	// the events pending for it for this long, wherever the handler writes
+	// the watch itself (HTTP/1.1, WebSocket, Go's HTTP/2 server); apiloom's
+	// HTTP/2 connection times the streams it carries itself. Such a
 	// client is gone or hostile, and until it is ended it holds a
 	// connection, a goroutine and buffers. 0 means never.
 	WatchWriteTimeout time.Duration
