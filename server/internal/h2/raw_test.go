@@ -69,13 +69,14 @@ func (rc *rawClient) next(keep func(http2.Frame) bool) http2.Frame {
 
 func (rc *rawClient) get(id uint32, path string) {
 	rc.t.Helper()
-	rc.hbuf.Reset()
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "x"}, {":path", path}} {
-		_ = rc.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+	if err := rc.writeGet(id, path); err != nil {
 		rc.t.Fatal(err)
 	}
+}
+
+// writeGet writes a GET's HEADERS frame and returns the write's error.
+func (rc *rawClient) writeGet(id uint32, path string) error {
+	return rc.writeHeaders(id, true, ":method", "GET", ":scheme", "https", ":authority", "x", ":path", path)
 }
 
 func isRST(id uint32) func(http2.Frame) bool {

@@ -58,13 +58,19 @@ type copiedData struct {
 
 func (rc *rawClient) headers(id uint32, end bool, kv ...string) {
 	rc.t.Helper()
+	if err := rc.writeHeaders(id, end, kv...); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// writeHeaders writes a HEADERS frame of the fields kv and returns the
+// write's error.
+func (rc *rawClient) writeHeaders(id uint32, end bool, kv ...string) error {
 	rc.hbuf.Reset()
 	for i := 0; i+1 < len(kv); i += 2 {
 		_ = rc.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
 	}
-	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: end, EndHeaders: true}); err != nil {
-		rc.t.Fatal(err)
-	}
+	return rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: end, EndHeaders: true})
 }
 
 // waitQueues waits until srv's only connection's queues satisfy cond.
