@@ -66,11 +66,17 @@ func (rc *rawClient) headers(id uint32, end bool, kv ...string) {
 // writeHeaders writes a HEADERS frame of the fields kv and returns the
 // write's error.
 func (rc *rawClient) writeHeaders(id uint32, end bool, kv ...string) error {
+	return rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.encode(kv...), EndStream: end, EndHeaders: true})
+}
+
+// encode encodes name-value pairs as a header block, with the client's
+// header compression context; the block is valid until the next call.
+func (rc *rawClient) encode(kv ...string) []byte {
 	rc.hbuf.Reset()
 	for i := 0; i+1 < len(kv); i += 2 {
 		_ = rc.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
 	}
-	return rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: end, EndHeaders: true})
+	return rc.hbuf.Bytes()
 }
 
 // waitQueues waits until srv's only connection's queues satisfy cond.
