@@ -196,4 +196,3 @@ func TestHPACKBomb(t *testing.T) {
 		}
 	})
 }
-
