@@ -95,11 +95,12 @@ type conn struct {
 	peerWindow  int64           // the client's SETTINGS_INITIAL_WINDOW_SIZE
 	peerFrame   int             // the client's SETTINGS_MAX_FRAME_SIZE
 	tableSize   uint32
-	tableChange bool  // tableSize is new for the writer's encoder
-	recvWindow  int64 // connection-level receive window left
-	recvCredit  int64 // received bytes consumed but not yet returned
-	goingAway   bool  // GOAWAY is queued: no new streams
-	closing     bool  // the connection ends: the writer drains and exits
+	tableChange bool   // tableSize is new for the writer's encoder
+	recvWindow  int64  // connection-level receive window left
+	recvCredit  int64  // received bytes consumed but not yet returned
+	goingAway   bool   // GOAWAY is queued: no new streams
+	goAwayLast  uint32 // the last stream id of the first GOAWAY
+	closing     bool   // the connection ends: the writer drains and exits
 	closeTimer  *time.Timer
 	// idleTimer sends GOAWAY after IdleTimeout with no open stream. Set
 	// by the reader before any other goroutine of the connection starts.
@@ -280,13 +281,19 @@ func (c *conn) readPreface() error {
 	return c.process(sf)
 }
 
-// fail sends GOAWAY with code and lets the connection end.
+// fail sends GOAWAY with code and lets the connection end. After a
+// graceful GOAWAY it sends a second one with the error's code, and the
+// same last stream id (which may never grow): otherwise the client would
+// see the connection close with its streams unfinished and no reason.
 func (c *conn) fail(code http2.ErrCode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.goingAway {
-		c.goingAway = true
-		c.control = appendGoAway(c.control, c.maxClientID, code)
+	switch {
+	case !c.goingAway:
+		c.goingAway, c.goAwayLast = true, c.maxClientID
+		c.control = appendGoAway(c.control, c.goAwayLast, code)
+	case code != http2.ErrCodeNo && !c.closing:
+		c.control = appendGoAway(c.control, c.goAwayLast, code)
 	}
 	c.closing = true
 	c.work.Signal()
@@ -300,8 +307,8 @@ func (c *conn) goAway() {
 	if c.goingAway {
 		return
 	}
-	c.goingAway = true
-	c.control = appendGoAway(c.control, c.maxClientID, http2.ErrCodeNo)
+	c.goingAway, c.goAwayLast = true, c.maxClientID
+	c.control = appendGoAway(c.control, c.goAwayLast, http2.ErrCodeNo)
 	c.work.Signal()
 	c.closeIfIdleLocked()
 }

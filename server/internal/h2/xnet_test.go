@@ -407,7 +407,8 @@ func TestXNetInitialWindowOverflow(t *testing.T) {
 }
 
 // x/net: TestProtocolErrorAfterGoAway: after the client's GOAWAY, a
-// connection error still ends the connection.
+// connection error still ends the connection, and (unlike x/net, which
+// closes without a word) the server says why in a second GOAWAY.
 func TestXNetProtocolErrorAfterGoAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rc := newRawClient(t, &h2.Server{}, okHandler)
@@ -415,8 +416,12 @@ func TestXNetProtocolErrorAfterGoAway(t *testing.T) {
 		_ = rc.fr.WriteData(1, false, []byte("some "))
 		_ = rc.fr.WriteGoAway(1, http2.ErrCodeNo, nil)
 		_ = rc.fr.WriteWindowUpdate(0, 1<<31-1)
-		if ga := rc.next(isGoAway).(*http2.GoAwayFrame); ga.LastStreamID != 1 {
-			t.Fatalf("GOAWAY last stream %d, want 1", ga.LastStreamID)
+		if ga := rc.next(isGoAway).(*http2.GoAwayFrame); ga.LastStreamID != 1 || ga.ErrCode != http2.ErrCodeNo {
+			t.Fatalf("GOAWAY %v, last stream %d; want NO_ERROR, 1", ga.ErrCode, ga.LastStreamID)
+		}
+		// The error that ends the connection is told in a second GOAWAY.
+		if ga := rc.next(isGoAway).(*http2.GoAwayFrame); ga.LastStreamID != 1 || ga.ErrCode != http2.ErrCodeFlowControl {
+			t.Fatalf("second GOAWAY %v, last stream %d; want FLOW_CONTROL_ERROR, 1", ga.ErrCode, ga.LastStreamID)
 		}
 		waitClosed(t, rc.done, "the connection to end")
 	})
