@@ -48,45 +48,63 @@ const (
 
 var clientPreface = []byte(http2.ClientPreface)
 
-// conn is one HTTP/2 connection. Its goroutine (serve) reads and handles
-// frames; one writer goroutine writes every frame; each request runs its
-// handler in a goroutine of its own until it returns or detaches.
+// conn is one HTTP/2 connection. Its goroutine (serve, "the reader")
+// reads and handles frames; one writer goroutine (writeLoop) writes every
+// frame; each request runs its handler in a goroutine of its own until it
+// returns or detaches; a detached stream's Source wakes it from any
+// goroutine; timers (idle, close, stall, deadlines) run their functions on
+// goroutines of their own. Who may touch each field is written below, as
+// x/net/http2's serverConn does.
 type conn struct {
-	srv     *Server
-	nc      net.Conn
-	handler http.Handler
-	ctx     context.Context // requests' contexts derive from it
-	log     *slog.Logger
-	tls     *tls.ConnectionState
-	br      *bufio.Reader
-	fr      *http2.Framer // read side only, used by serve
+	// Immutable once newConn returns.
+	srv        *Server
+	nc         net.Conn
+	handler    http.Handler
+	ctx        context.Context // requests' contexts derive from it
+	log        *slog.Logger
+	tls        *tls.ConnectionState
+	writerDone chan struct{} // closed by the writer goroutine when it returns
 
-	handlers   sync.WaitGroup // running handler goroutines
-	writerDone chan struct{}
+	// Owned by the reader goroutine.
+	br    *bufio.Reader
+	guard *frameGuard
+	fr    *http2.Framer // read side only
 
+	// handlers counts the running handler goroutines: the reader adds,
+	// each handler is done, teardown (the reader) waits.
+	handlers sync.WaitGroup
+
+	// mu guards every field below it, and every stream's fields but its
+	// immutable ones (see stream). Lock order: mu before a requestBody's
+	// mu, never the other way.
 	mu   sync.Mutex
 	work sync.Cond // the writer has something to do; L is &mu
 
-	streams     map[uint32]*stream // open streams, by id
-	maxClientID uint32             // the highest stream id the client used
-	open        int                // streams counted against the limit
-	running     int                // handler goroutines not yet returned
+	streams map[uint32]*stream // open streams, by id
+	// maxClientID is the highest stream id the client used. Written by
+	// the reader only, which therefore reads it without mu.
+	maxClientID uint32
+	open        int // streams counted against the limit
+	running     int // handler goroutines not yet returned
 
 	control     []byte          // encoded control frames, sent before stream frames
 	toClose     []detach.Source // sources of streams the writer ended, for it to close
-	head, tail  *stream
-	connBlocked []*stream // streams waiting for the connection's send window
-	sendWindow  int64     // connection-level send window
-	peerWindow  int64     // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	peerFrame   int       // the client's SETTINGS_MAX_FRAME_SIZE
+	head, tail  *stream         // the writer's ready queue
+	connBlocked []*stream       // streams waiting for the connection's send window
+	sendWindow  int64           // connection-level send window
+	peerWindow  int64           // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame   int             // the client's SETTINGS_MAX_FRAME_SIZE
 	tableSize   uint32
-	tableChange bool  // tableSize is new for the writer's encoder
-	recvWindow  int64 // connection-level receive window left
-	recvCredit  int64 // received bytes consumed but not yet returned
-	goingAway   bool  // GOAWAY is queued: no new streams
-	closing     bool  // the connection ends: the writer drains and exits
+	tableChange bool   // tableSize is new for the writer's encoder
+	recvWindow  int64  // connection-level receive window left
+	recvCredit  int64  // received bytes consumed but not yet returned
+	goingAway   bool   // GOAWAY is queued: no new streams
+	goAwayLast  uint32 // the last stream id of the first GOAWAY
+	closing     bool   // the connection ends: the writer drains and exits
 	closeTimer  *time.Timer
-	idleTimer   *time.Timer // GOAWAY after IdleTimeout with no open stream
+	// idleTimer sends GOAWAY after IdleTimeout with no open stream. Set
+	// by the reader before any other goroutine of the connection starts.
+	idleTimer *time.Timer
 	// cutShort holds the last streams closed while the client could still
 	// send on them (reset by either side, or answered before the body
 	// ended), whose trailers in flight get a stream error, not the
@@ -98,6 +116,9 @@ type conn struct {
 	// StreamWriteTimeout (stall.go).
 	stalled    []*stream
 	stallTimer *time.Timer
+	// budget accounts for the work the client made the connection do for
+	// nothing (calm.go).
+	budget budget
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn {
@@ -113,6 +134,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 		peerWindow: defaultWindow,
 		peerFrame:  16 << 10,
 		recvWindow: connWindow,
+		budget:     newBudget(s.overheadBudget()),
 	}
 	c.work.L = &c.mu
 	if tc, ok := nc.(*tls.Conn); ok {
@@ -120,7 +142,8 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 		c.tls = &st
 	}
 	c.br = bufio.NewReaderSize(nc, 16<<10)
-	c.fr = http2.NewFramer(nil, c.br)
+	c.guard = newFrameGuard(c.br, nc, s.frameTimeout(), s.maxHeaderListSize())
+	c.fr = http2.NewFramer(nil, c.guard)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
@@ -157,6 +180,7 @@ func (c *conn) serve() {
 		return
 	}
 	for {
+		prevMax := c.maxClientID // written by this goroutine only
 		f, err := c.fr.ReadFrame()
 		if err == nil {
 			err = c.process(f)
@@ -173,6 +197,13 @@ func (c *conn) serve() {
 				c.cutShort[c.cutShortNext%len(c.cutShort)] = se.StreamID
 				c.cutShortNext++
 			}
+			if st := c.streams[se.StreamID]; st != nil && !st.answered || se.StreamID%2 == 1 && se.StreamID > prevMax {
+				// A stream the client's frame opened and the server
+				// refused or rejected, or one it made the server reset
+				// before its response began (MadeYouReset): work for
+				// nothing. A frame on a stream already closed is not.
+				c.chargeLocked(costWasted)
+			}
 			src := c.resetLocked(se.StreamID, se.Code)
 			c.mu.Unlock()
 			if src != nil {
@@ -180,9 +211,8 @@ func (c *conn) serve() {
 			}
 			err = nil
 		}
-		if err == nil && c.backlogged() {
-			c.log.Warn("http2: client sends frames that need answers but does not read them")
-			err = http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+		if err == nil {
+			err = c.account(f)
 		}
 		if err == nil {
 			continue
@@ -197,18 +227,35 @@ func (c *conn) serve() {
 			// Its payload is still unread, so no later frame can be found.
 			c.fail(http2.ErrCodeFrameSize)
 			return
+		case errors.Is(err, errSlowFrame), errors.Is(err, errContinuationFlood):
+			c.log.Warn("http2: ending the connection", "err", err)
+			c.fail(http2.ErrCodeEnhanceYourCalm)
+			return
 		default:
 			return // the client left, or the connection broke
 		}
 	}
 }
 
-// backlogged reports whether more control frames wait for the writer
-// than a client that reads them can cause.
-func (c *conn) backlogged() bool {
+// account charges the frame just handled to the client's budget, and
+// ends the connection with ENHANCE_YOUR_CALM when the client has made it
+// queue more answers than a reading client can cause (CVE-2019-9512,
+// -9514, -9515), or do more work for nothing than its budget allows.
+func (c *conn) account(f http2.Frame) error {
+	cost := frameCost(f)
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.control) > maxControlBacklog
+	c.chargeLocked(cost)
+	switch {
+	case len(c.control) > maxControlBacklog:
+		c.log.Warn("http2: client sends frames that need answers but does not read them")
+		return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+	case c.overBudgetLocked(now):
+		c.log.Warn("http2: client made the connection work for nothing beyond its budget", "owed", c.budget.owed, "budget", c.budget.limit)
+		return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+	}
+	return nil
 }
 
 // readPreface reads the client's magic string and its first frame, which
@@ -234,13 +281,19 @@ func (c *conn) readPreface() error {
 	return c.process(sf)
 }
 
-// fail sends GOAWAY with code and lets the connection end.
+// fail sends GOAWAY with code and lets the connection end. After a
+// graceful GOAWAY it sends a second one with the error's code, and the
+// same last stream id (which may never grow): otherwise the client would
+// see the connection close with its streams unfinished and no reason.
 func (c *conn) fail(code http2.ErrCode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.goingAway {
-		c.goingAway = true
-		c.control = appendGoAway(c.control, c.maxClientID, code)
+	switch {
+	case !c.goingAway:
+		c.goingAway, c.goAwayLast = true, c.maxClientID
+		c.control = appendGoAway(c.control, c.goAwayLast, code)
+	case code != http2.ErrCodeNo && !c.closing:
+		c.control = appendGoAway(c.control, c.goAwayLast, code)
 	}
 	c.closing = true
 	c.work.Signal()
@@ -254,8 +307,8 @@ func (c *conn) goAway() {
 	if c.goingAway {
 		return
 	}
-	c.goingAway = true
-	c.control = appendGoAway(c.control, c.maxClientID, http2.ErrCodeNo)
+	c.goingAway, c.goAwayLast = true, c.maxClientID
+	c.control = appendGoAway(c.control, c.goAwayLast, http2.ErrCodeNo)
 	c.work.Signal()
 	c.closeIfIdleLocked()
 }

@@ -19,6 +19,7 @@ const (
 	frameGoAway       = byte(http2.FrameGoAway)
 	frameWindowUpdate = byte(http2.FrameWindowUpdate)
 	frameContinuation = byte(http2.FrameContinuation)
+	framePushPromise  = byte(http2.FramePushPromise)
 
 	flagEndStream  = byte(http2.FlagDataEndStream)
 	flagAck        = byte(http2.FlagSettingsAck)

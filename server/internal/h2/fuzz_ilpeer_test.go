@@ -42,7 +42,7 @@ type ilPeer struct {
 	maxInitial           int64 // the largest SETTINGS_INITIAL_WINDOW_SIZE sent
 	maxFrame             uint32
 	settingsSent, acks   int
-	goAway               *http2.GoAwayFrame // the server's first GOAWAY
+	goAway               *http2.GoAwayFrame // the server's first GOAWAY, with a later one's error code
 }
 
 // ilPeerStream is a stream as the client sees it.
@@ -207,10 +207,13 @@ func (p *ilPeer) check(f http2.Frame) {
 			delete(p.pings, f.Data)
 		}
 	case *http2.GoAwayFrame:
-		if p.goAway == nil {
+		switch {
+		case p.goAway == nil:
 			p.goAway = &http2.GoAwayFrame{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode}
-		} else if f.LastStreamID > p.goAway.LastStreamID {
+		case f.LastStreamID > p.goAway.LastStreamID:
 			p.errorf("a GOAWAY raised the last stream id from %d to %d", p.goAway.LastStreamID, f.LastStreamID)
+		case f.ErrCode != http2.ErrCodeNo:
+			p.goAway.ErrCode = f.ErrCode // an error after a graceful GOAWAY
 		}
 	case *http2.WindowUpdateFrame:
 	default:

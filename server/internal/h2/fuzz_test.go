@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -22,181 +23,103 @@ import (
 	"github.com/apiloom/apiloom/server/internal/h2"
 )
 
+// FuzzServeConn and FuzzConnInterleaved run each input in a synctest
+// bubble over net.Pipe: time is the bubble's, and passes only when every
+// goroutine of the run waits, so no outcome depends on how busy the
+// machine is, and a failing input fails again when run again.
+
 // fuzzServeDeadline is how long ServeConn may take to return once the
-// client has written its bytes and left; it returns in well under a second
-// unless something hangs. Generous, since fuzz workers share a busy CPU,
-// yet below the fuzzer's own 10s, so a hang is reported with stacks.
+// client has written its bytes and left, in the bubble's time: a run that
+// gets there is stuck, whatever the machine's load.
 const fuzzServeDeadline = 5 * time.Second
 
-// fuzzQuiet and fuzzLinger bound how long the client stays after the
-// server has read all of its input, so that handlers get to respond and
-// the writer is exercised too: until the server is quiet for fuzzQuiet,
-// at most fuzzLinger. They decide only how much of the responses a run
-// reaches, never whether it passes.
-const (
-	fuzzQuiet  = 2 * time.Millisecond
-	fuzzLinger = 50 * time.Millisecond
-)
-
 // FuzzServeConn feeds arbitrary bytes after a valid client preface and
-// SETTINGS frame to a connection, then leaves. Whatever the bytes, the
-// connection must not panic (its writer's recovered panics are logged, and
-// fail the run), must write only well-formed frames, and ServeConn must
-// return: every handler, blocked body read, blocked write and Source must
-// be released when the client goes, and every Source closed once.
+// SETTINGS frame to a connection, lets the server do all it will with
+// them, then leaves. Whatever the bytes, the connection must not panic
+// (its writer's recovered panics are logged, and fail the run), must
+// write only well-formed frames, and ServeConn must return: every
+// handler, blocked body read, blocked write and Source must be released
+// when the client goes, and every Source closed once.
 func FuzzServeConn(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		logs := &errorLog{}
-		srv := &h2.Server{MaxConcurrentStreams: 4, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second, Log: slog.New(logs)}
-		h := &fuzzHandler{}
-		client, server := net.Pipe()
-		served := make(chan struct{})
-		go func() {
-			defer close(served)
-			srv.ServeConn(context.Background(), server, h)
-		}()
-		// fuzzPing follows the input unless the input ends inside a frame,
-		// which the PING would only extend.
-		writes := [][]byte{[]byte(http2.ClientPreface), fuzzSettings, in}
-		ping := endsOnFrame(in)
-		if ping {
-			writes = append(writes, fuzzPing)
-		}
-		rd := newFuzzReader(client, ping)
-		go rd.run()
-
-		// A write fails once the server has given up on the connection;
-		// the deadline covers a server that stops reading but stays.
-		_ = client.SetWriteDeadline(time.Now().Add(fuzzServeDeadline))
-		for _, b := range writes {
-			if _, err := client.Write(b); err != nil {
-				break
-			}
-		}
-		rd.linger(served)
-		_ = client.Close()
-
-		timer := time.NewTimer(fuzzServeDeadline)
-		defer timer.Stop()
-		select {
-		case <-served:
-		case <-timer.C:
-			var stacks strings.Builder
-			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
-			t.Fatalf("ServeConn did not return within %v after the client left; goroutines:\n%s", fuzzServeDeadline, stacks.String())
-		}
-		<-rd.done
-		if rd.err != nil {
-			t.Fatalf("the server wrote a malformed frame: %v", rd.err)
-		}
-		for _, msg := range logs.messages() {
-			if !strings.HasPrefix(msg, "http2: handler panicked") {
-				t.Errorf("server logged an error: %s", msg)
-			}
-		}
-		if o, c := h.opened.Load(), h.closed.Load(); o != c || h.twice.Load() {
-			t.Errorf("%d Sources detached, %d closed (twice: %v)", o, c, h.twice.Load())
-		}
+		synctest.Test(t, func(t *testing.T) { runServeConn(t, in) })
 	})
 }
 
-// fuzzPingData marks the PING written after the fuzz input: its ACK says
-// the server has read everything before it.
-var fuzzPingData = [8]byte{'f', 'u', 'z', 'z', 'd', 'o', 'n', 'e'}
+func runServeConn(t *testing.T, in []byte) {
+	logs := &errorLog{}
+	srv := &h2.Server{MaxConcurrentStreams: 4, MaxHeaderListSize: 4 << 10, WriteTimeout: 5 * time.Second, Log: slog.New(logs)}
+	h := &fuzzHandler{}
+	client, server := net.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.ServeConn(context.Background(), server, h)
+	}()
+	rd := newFuzzReader(client)
+	go rd.run()
 
-var fuzzPing = append([]byte{0, 0, 8, byte(http2.FramePing), 0, 0, 0, 0, 0}, fuzzPingData[:]...)
+	// A write fails once the server has given up on the connection;
+	// the deadline covers a server that stops reading but stays.
+	_ = client.SetWriteDeadline(time.Now().Add(fuzzServeDeadline))
+	for _, b := range [][]byte{[]byte(http2.ClientPreface), fuzzSettings, in} {
+		if _, err := client.Write(b); err != nil {
+			break
+		}
+	}
+	// Every goroutine of the run now waits: the server has handled all
+	// it read, its handlers have answered, its writer has written what
+	// it may, and the reader has read it.
+	synctest.Wait()
+	_ = client.Close()
+
+	timer := time.NewTimer(fuzzServeDeadline)
+	defer timer.Stop()
+	select {
+	case <-served:
+	case <-timer.C:
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		t.Fatalf("ServeConn did not return within %v after the client left; goroutines:\n%s", fuzzServeDeadline, stacks.String())
+	}
+	<-rd.done
+	if rd.err != nil {
+		t.Fatalf("the server wrote a malformed frame: %v", rd.err)
+	}
+	for _, msg := range logs.messages() {
+		if !strings.HasPrefix(msg, "http2: handler panicked") {
+			t.Errorf("server logged an error: %s", msg)
+		}
+	}
+	if o, c := h.opened.Load(), h.closed.Load(); o != c || h.twice.Load() {
+		t.Errorf("%d Sources detached, %d closed (twice: %v)", o, c, h.twice.Load())
+	}
+}
 
 // fuzzReader reads what the server writes, as a client would, checking
 // that each frame is well-formed.
 type fuzzReader struct {
-	fr      *http2.Framer
-	ping    bool          // fuzzPing was sent
-	frames  chan struct{} // a frame arrived; capacity 1
-	pingAck chan struct{} // closed at fuzzPing's ACK
-	done    chan struct{} // closed when run returns
-	err     error         // a malformed frame, set before done closes
+	fr   *http2.Framer
+	done chan struct{} // closed when run returns
+	err  error         // a malformed frame, set before done closes
 }
 
-// newFuzzReader reads from nc; ping says fuzzPing was sent, else there is
-// no ACK to wait for.
-func newFuzzReader(nc net.Conn, ping bool) *fuzzReader {
+func newFuzzReader(nc net.Conn) *fuzzReader {
 	fr := http2.NewFramer(nil, nc)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	r := &fuzzReader{fr: fr, ping: ping, frames: make(chan struct{}, 1), pingAck: make(chan struct{}), done: make(chan struct{})}
-	if !ping {
-		close(r.pingAck)
-	}
-	return r
-}
-
-// endsOnFrame reports whether b is whole frames, so that a frame written
-// after it is read as one.
-func endsOnFrame(b []byte) bool {
-	for len(b) >= 9 {
-		n := 9 + (int(b[0])<<16 | int(b[1])<<8 | int(b[2]))
-		if n > len(b) {
-			return false
-		}
-		b = b[n:]
-	}
-	return len(b) == 0
+	return &fuzzReader{fr: fr, done: make(chan struct{})}
 }
 
 func (r *fuzzReader) run() {
 	defer close(r.done)
-	acked := !r.ping
 	for {
-		f, err := r.fr.ReadFrame()
-		if err != nil {
+		if _, err := r.fr.ReadFrame(); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.ErrClosedPipe) {
 				r.err = err
 			}
-			return
-		}
-		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() && p.Data == fuzzPingData && !acked {
-			acked = true
-			close(r.pingAck)
-		}
-		select {
-		case r.frames <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// linger waits for fuzzPing's ACK, then while the server keeps writing,
-// within the bounds of fuzzQuiet and fuzzLinger (both waits together);
-// it stops early when the connection ends.
-func (r *fuzzReader) linger(served <-chan struct{}) {
-	// The ACK may never come: the server may stop reading at an error
-	// without closing yet.
-	limit := time.NewTimer(fuzzLinger)
-	defer limit.Stop()
-	select {
-	case <-r.pingAck:
-	case <-limit.C:
-		return
-	case <-r.done:
-		return
-	case <-served:
-		return
-	}
-	quiet := time.NewTimer(fuzzQuiet)
-	defer quiet.Stop()
-	for {
-		select {
-		case <-r.frames:
-			quiet.Reset(fuzzQuiet)
-		case <-quiet.C:
-			return
-		case <-limit.C:
-			return
-		case <-r.done:
-			return
-		case <-served:
 			return
 		}
 	}

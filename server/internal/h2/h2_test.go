@@ -316,3 +316,14 @@ func TestLargeFirstWrite(t *testing.T) {
 		t.Fatalf("Content-Type %q", ct)
 	}
 }
+
+// TestConfigureTakesTheServerTimeouts: unset, the connection's timeouts
+// are the http.Server's, as for HTTP/1.1.
+func TestConfigureTakesTheServerTimeouts(t *testing.T) {
+	hs := &http.Server{ReadHeaderTimeout: 7 * time.Second, IdleTimeout: 9 * time.Second, MaxHeaderBytes: 5000}
+	s := &h2.Server{}
+	h2.Configure(hs, s)
+	if s.ReadHeaderTimeout != 7*time.Second || s.IdleTimeout != 9*time.Second || s.MaxHeaderListSize != 5000 {
+		t.Fatalf("configured %+v", s)
+	}
+}

@@ -59,6 +59,9 @@ func (c *conn) processRSTStream(f *http2.RSTStreamFrame) error {
 	}
 	var src detach.Source
 	if st := c.streams[f.StreamID]; st != nil {
+		if !st.answered {
+			c.chargeLocked(costWasted) // an early reset: the handler was started for nothing
+		}
 		src = c.closeStreamLocked(st, noReset)
 	}
 	c.mu.Unlock()
@@ -68,30 +71,27 @@ func (c *conn) processRSTStream(f *http2.RSTStreamFrame) error {
 	return nil
 }
 
+// processSettings applies the client's settings in order. A change of
+// SETTINGS_INITIAL_WINDOW_SIZE adjusts every open stream's window, so a
+// frame that repeats it would cost the server a pass over the streams per
+// repetition for 6 bytes: the window is applied once per frame, with its
+// last value, which leaves every window as applying each in turn would
+// (the adjustments add up to the last value's). The pass is charged to the
+// client's budget.
 func (c *conn) processSettings(f *http2.SettingsFrame) error {
 	if f.IsAck() {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	newWindow := int64(-1)
 	err := f.ForeachSetting(func(s http2.Setting) error {
 		if err := s.Valid(); err != nil {
 			return err
 		}
 		switch s.ID {
 		case http2.SettingInitialWindowSize:
-			delta := int64(s.Val) - c.peerWindow
-			c.peerWindow = int64(s.Val)
-			for _, st := range c.streams {
-				st.sendWindow += delta
-				if st.sendWindow > maxWindow {
-					return http2.ConnectionError(http2.ErrCodeFlowControl)
-				}
-				if delta > 0 && st.flowBlocked {
-					st.flowBlocked = false
-					c.readyLocked(st)
-				}
-			}
+			newWindow = int64(s.Val)
 		case http2.SettingMaxFrameSize:
 			c.peerFrame = int(s.Val)
 		case http2.SettingHeaderTableSize:
@@ -101,6 +101,21 @@ func (c *conn) processSettings(f *http2.SettingsFrame) error {
 	})
 	if err != nil {
 		return err
+	}
+	if newWindow >= 0 && newWindow != c.peerWindow {
+		delta := newWindow - c.peerWindow
+		c.peerWindow = newWindow
+		c.chargeLocked(int64(len(c.streams) / 64))
+		for _, st := range c.streams {
+			st.sendWindow += delta
+			if st.sendWindow > maxWindow {
+				return http2.ConnectionError(http2.ErrCodeFlowControl)
+			}
+			if delta > 0 && st.flowBlocked {
+				st.flowBlocked = false
+				c.readyLocked(st)
+			}
+		}
 	}
 	c.control = appendSettingsAck(c.control)
 	c.work.Signal()
@@ -175,6 +190,7 @@ func (c *conn) processData(f *http2.DataFrame) error {
 		// pads runs out of stream window and its upload stalls.
 		c.returnLocked(st, pad, false)
 	}
+	c.carriedLocked(len(data))
 	ok, dropped := st.body.deliver(data, f.StreamEnded())
 	if !ok {
 		c.creditLocked(int64(len(data)), true)                                      // not delivered: nobody reads it

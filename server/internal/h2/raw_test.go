@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -69,13 +70,14 @@ func (rc *rawClient) next(keep func(http2.Frame) bool) http2.Frame {
 
 func (rc *rawClient) get(id uint32, path string) {
 	rc.t.Helper()
-	rc.hbuf.Reset()
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "x"}, {":path", path}} {
-		_ = rc.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+	if err := rc.writeGet(id, path); err != nil {
 		rc.t.Fatal(err)
 	}
+}
+
+// writeGet writes a GET's HEADERS frame and returns the write's error.
+func (rc *rawClient) writeGet(id uint32, path string) error {
+	return rc.writeHeaders(id, true, ":method", "GET", ":scheme", "https", ":authority", "x", ":path", path)
 }
 
 func isRST(id uint32) func(http2.Frame) bool {
@@ -140,18 +142,26 @@ func TestConnectionHeaderInRequestIsMalformed(t *testing.T) {
 	}
 }
 
+// TestIdleConnectionIsClosed: a connection without a stream for
+// IdleTimeout gets GOAWAY(NO_ERROR) then, a grace period later, is closed.
 func TestIdleConnectionIsClosed(t *testing.T) {
-	rc := newRawClient(t, &h2.Server{IdleTimeout: 50 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	ga := rc.next(isGoAway).(*http2.GoAwayFrame)
-	if ga.ErrCode != http2.ErrCodeNo || ga.LastStreamID != 0 {
-		t.Fatalf("GOAWAY %v last %d", ga.ErrCode, ga.LastStreamID)
-	}
-	// The server closes after its grace period.
-	_ = rc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.Copy(io.Discard, rc.nc); err != nil && !errors.Is(err, io.EOF) {
-		t.Fatalf("after GOAWAY: %v", err)
-	}
-	waitClosed(t, rc.done, "the connection to close")
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 5 * time.Second
+		start := time.Now()
+		rc := newRawClient(t, &h2.Server{IdleTimeout: idle}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		ga := rc.next(isGoAway).(*http2.GoAwayFrame)
+		if ga.ErrCode != http2.ErrCodeNo || ga.LastStreamID != 0 || time.Since(start) != idle {
+			t.Fatalf("GOAWAY %v last %d after %v, want NO_ERROR, 0, after %v", ga.ErrCode, ga.LastStreamID, time.Since(start), idle)
+		}
+		// The server closes after its grace period of a second.
+		if _, err := io.Copy(io.Discard, rc.nc); err != nil && !errors.Is(err, io.EOF) {
+			t.Fatalf("after GOAWAY: %v", err)
+		}
+		if waited := time.Since(start); waited != idle+time.Second {
+			t.Fatalf("closed after %v, want %v", waited, idle+time.Second)
+		}
+		waitClosed(t, rc.done, "the connection to close")
+	})
 }
 
 // TestRapidResetIsBounded: streams the client resets while their handlers

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -58,28 +58,25 @@ type copiedData struct {
 
 func (rc *rawClient) headers(id uint32, end bool, kv ...string) {
 	rc.t.Helper()
-	rc.hbuf.Reset()
-	for i := 0; i+1 < len(kv); i += 2 {
-		_ = rc.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
-	}
-	if err := rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.hbuf.Bytes(), EndStream: end, EndHeaders: true}); err != nil {
+	if err := rc.writeHeaders(id, end, kv...); err != nil {
 		rc.t.Fatal(err)
 	}
 }
 
-// waitQueues waits until srv's only connection's queues satisfy cond.
-func waitQueues(t *testing.T, srv *h2.Server, cond func(h2.ConnQueues) bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if qs := srv.ConnQueues(); len(qs) == 1 && cond(qs[0]) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out; the connection holds %+v", srv.ConnQueues())
-		}
-		time.Sleep(time.Millisecond) // polling a condition, with a deadline
+// writeHeaders writes a HEADERS frame of the fields kv and returns the
+// write's error.
+func (rc *rawClient) writeHeaders(id uint32, end bool, kv ...string) error {
+	return rc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: rc.encode(kv...), EndStream: end, EndHeaders: true})
+}
+
+// encode encodes name-value pairs as a header block, with the client's
+// header compression context; the block is valid until the next call.
+func (rc *rawClient) encode(kv ...string) []byte {
+	rc.hbuf.Reset()
+	for i := 0; i+1 < len(kv); i += 2 {
+		_ = rc.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
 	}
+	return rc.hbuf.Bytes()
 }
 
 func onlyQueues(t *testing.T, srv *h2.Server) h2.ConnQueues {
@@ -96,20 +93,21 @@ func onlyQueues(t *testing.T, srv *h2.Server) h2.ConnQueues {
 // server queue an answer for each while its writer is stuck; the queue
 // must be bounded, the connection ended instead (CVE-2019-9512, -9515).
 func TestControlFloodFromNonReadingClient(t *testing.T) {
-	srv := &h2.Server{}
-	rc := newRawClient(t, srv, http.NotFoundHandler())
-	// Never reading, the client leaves the server's writer stuck in its
-	// first write (net.Pipe has no buffer).
-	_ = rc.nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	const pings = 200000 // 3.4 MB of PING ACKs
-	var err error
-	for i := 0; i < pings && err == nil; i++ {
-		err = rc.fr.WritePing(false, [8]byte{byte(i)})
-	}
-	if err == nil {
-		t.Fatalf("the server took %d PINGs from a client that reads nothing, and holds %+v", pings, onlyQueues(t, srv))
-	}
-	waitClosed(t, rc.done, "the flooded connection to end")
+	synctest.Test(t, func(t *testing.T) {
+		srv := &h2.Server{OverheadBudget: -1} // the backlog's bound, not the budget's
+		rc := newRawClient(t, srv, http.NotFoundHandler())
+		// Never reading, the client leaves the server's writer stuck in its
+		// first write (net.Pipe has no buffer).
+		const pings = 200000 // 3.4 MB of PING ACKs
+		var err error
+		for i := 0; i < pings && err == nil; i++ {
+			err = rc.fr.WritePing(false, [8]byte{byte(i)})
+		}
+		if err == nil {
+			t.Fatalf("the server took %d PINGs from a client that reads nothing, and holds %+v", pings, onlyQueues(t, srv))
+		}
+		waitClosed(t, rc.done, "the flooded connection to end")
+	})
 }
 
 // TestResetBlockedStreamsAreForgotten: streams waiting for the
@@ -258,20 +256,23 @@ func TestPanickingSourceIsClosed(t *testing.T) {
 // read, and that client could meanwhile open and reset watches without
 // bound, each holding its registration.
 func TestResetSourceIsClosedWhileTheWriterIsStuck(t *testing.T) {
-	src := newTestSource()
-	srv := &h2.Server{}
-	rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.(detach.Detacher).DetachBody(src)
-	}))
-	// Never reading, the client leaves the writer stuck in its first write.
-	rc.get(1, "/")
-	// The connection has taken the Source once the stream is queued, or
-	// the writer has asked it for data (before its first write got stuck).
-	waitQueues(t, srv, func(q h2.ConnQueues) bool { return q.Ready == 1 || src.appendCount() > 0 })
-	if err := rc.fr.WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, src.closed, "the reset stream's Source to be closed")
+	synctest.Test(t, func(t *testing.T) {
+		src := newTestSource()
+		srv := &h2.Server{}
+		rc := newRawClient(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(detach.Detacher).DetachBody(src)
+		}))
+		// Never reading, the client leaves the writer stuck in its first write.
+		rc.get(1, "/")
+		synctest.Wait() // the connection has taken the Source, and the writer is stuck
+		if q := onlyQueues(t, srv); q.Ready != 1 && src.appendCount() == 0 {
+			t.Fatalf("the detached stream is neither queued nor asked: %+v", q)
+		}
+		if err := rc.fr.WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, src.closed, "the reset stream's Source to be closed")
+	})
 }
 
 // greedySource appends more than it may: a bug in a Source.

@@ -36,6 +36,27 @@ type Server struct {
 	// end. The handler's writes fail and the Source is closed. Any data
 	// sent starts the wait again. Zero means never.
 	StreamWriteTimeout time.Duration
+	// OverheadBudget bounds the work a client may make a connection do
+	// for nothing before it is ended with GOAWAY(ENHANCE_YOUR_CALM):
+	// streams reset or refused before their response began (rapid reset),
+	// control frame floods, header blocks that decode to much more than
+	// they weigh. It counts frames: each frame the client sends costs one,
+	// a stream ended before its response began ten more, each 4 KiB of a
+	// decoded header list one; each response begun earns ten back and each
+	// KiB of DATA one, and the account drains in 10 seconds (calm.go).
+	// A client that takes its responses never reaches it. Zero means
+	// 10000; negative means no limit.
+	OverheadBudget int
+	// ReadHeaderTimeout bounds how long a request's header block may take
+	// to arrive once begun, from its HEADERS frame to the CONTINUATION
+	// that ends it, and likewise how long any other frame may take once
+	// its first byte arrived: while a frame or header block is
+	// incomplete, the connection can read nothing else, so a client that
+	// sends one a byte at a time, or never ends it, would hold the
+	// connection for good. The connection then ends with
+	// GOAWAY(ENHANCE_YOUR_CALM). Zero means 30 seconds, and Configure
+	// takes the http.Server's ReadHeaderTimeout; negative means no limit.
+	ReadHeaderTimeout time.Duration
 	// Log receives what the connection cannot tell the client: handler
 	// panics and protocol errors. Nil discards.
 	Log *slog.Logger
@@ -63,6 +84,9 @@ func Configure(hs *http.Server, s *Server) {
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = hs.IdleTimeout
+	}
+	if s.ReadHeaderTimeout == 0 {
+		s.ReadHeaderTimeout = hs.ReadHeaderTimeout
 	}
 	if s.MaxHeaderListSize == 0 && hs.MaxHeaderBytes > 0 {
 		s.MaxHeaderListSize = uint32(hs.MaxHeaderBytes)
@@ -138,6 +162,24 @@ func (s *Server) maxHeaderListSize() uint32 {
 		return 1 << 20
 	}
 	return s.MaxHeaderListSize
+}
+
+func (s *Server) overheadBudget() int {
+	if s.OverheadBudget == 0 {
+		return defaultOverheadBudget
+	}
+	return s.OverheadBudget
+}
+
+// frameTimeout is ReadHeaderTimeout with its default; zero means none.
+func (s *Server) frameTimeout() time.Duration {
+	switch {
+	case s.ReadHeaderTimeout == 0:
+		return 30 * time.Second
+	case s.ReadHeaderTimeout < 0:
+		return 0
+	}
+	return s.ReadHeaderTimeout
 }
 
 func (s *Server) writeTimeout() time.Duration {

@@ -18,17 +18,21 @@ import (
 
 var errStreamClosed = errors.New("http2: stream closed")
 
-// stream is one request and its response. Fields below mu are guarded by
-// the connection's mu.
+// stream is one request and its response. Its first fields are
+// immutable once the reader made it; the rest are guarded by the
+// connection's mu.
 type stream struct {
+	// Immutable.
 	id     uint32
 	cancel context.CancelFunc // ends the request's context
 	body   *requestBody       // nil when the request has none
 	// drained wakes a handler waiting for the writer to take its data.
 	drained sync.Cond
 
+	// Guarded by the connection's mu.
 	remoteClosed bool // the client sent END_STREAM
 	closed       bool // ended: END_STREAM sent, or reset
+	answered     bool // the writer has sent the response's header (calm.go)
 	queued       bool // in the connection's ready queue
 	prev, next   *stream
 	flowBlocked  bool // has something to send but no window

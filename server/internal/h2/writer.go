@@ -150,6 +150,8 @@ func (w *writer) stream(st *stream) {
 	}
 	if h := st.header; h != nil {
 		st.header = nil
+		st.answered = true
+		c.refundLocked(refundAnswered)
 		w.buf = appendHeaderBlock(w.buf, st.id, w.encodeHeader(h), h.endStream, c.peerFrame)
 		if h.endStream {
 			c.endStreamLocked(st)
@@ -176,6 +178,7 @@ func (w *writer) stream(st *stream) {
 		}
 		c.sendWindow -= int64(n)
 		st.sendWindow -= int64(n)
+		c.carriedLocked(n)
 		c.progressLocked(st)
 		st.drained.Broadcast()
 		switch {
@@ -250,6 +253,7 @@ func (w *writer) appendSource(st *stream, allow int) {
 	putFrameLength(w.buf[start:], n)
 	c.sendWindow -= int64(n)
 	st.sendWindow -= int64(n)
+	c.carriedLocked(n)
 	if end {
 		w.buf[start+4] |= flagEndStream
 		c.endStreamLocked(st)
