@@ -49,6 +49,7 @@ func configureHTTP2(hs *http.Server, o *Options, log *slog.Logger) error {
 			IdleTimeout:          hs.IdleTimeout,
 			WriteTimeout:         connWriteTimeout,
 			StreamWriteTimeout:   o.WatchWriteTimeout,
+			OverheadBudget:       o.HTTP2OverheadBudget,
 			Log:                  log,
 		})
 		return nil

@@ -40,25 +40,7 @@ func TestConfigureHTTP2(t *testing.T) {
 			ts.StartTLS()
 			defer ts.Close()
 
-			pool := x509.NewCertPool()
-			pool.AddCert(ts.Certificate())
-			nc, err := tls.Dial("tcp", ts.Listener.Addr().String(), &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}, ServerName: "example.com"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			if p := nc.ConnectionState().NegotiatedProtocol; p != "h2" {
-				t.Fatalf("ALPN negotiated %q", p)
-			}
-			_ = nc.SetDeadline(time.Now().Add(30 * time.Second)) // a hung server fails the test
-			fr := http2.NewFramer(nc, nc)
-			fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-			if _, err := nc.Write([]byte(http2.ClientPreface)); err != nil {
-				t.Fatal(err)
-			}
-			if err := fr.WriteSettings(); err != nil {
-				t.Fatal(err)
-			}
+			fr := dialH2(t, ts)
 			var hbuf bytes.Buffer
 			enc := hpack.NewEncoder(&hbuf)
 			for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"}, {":path", "/"}} {
@@ -131,5 +113,66 @@ func TestGoHTTP2ServerWindows(t *testing.T) {
 	o.HTTP2MaxStreamsPerConnection = 1 << 20 // the flag's largest
 	if s := goHTTP2Server(&o, 0); s.MaxUploadBufferPerConnection != math.MaxInt32 {
 		t.Fatalf("connection window for %d streams: %d, want 2^31-1", o.HTTP2MaxStreamsPerConnection, s.MaxUploadBufferPerConnection)
+	}
+}
+
+// dialH2 opens an HTTP/2 connection to ts at the frame level and sends the
+// preface and SETTINGS.
+func dialH2(t *testing.T, ts *httptest.Server) *http2.Framer {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	nc, err := tls.Dial("tcp", ts.Listener.Addr().String(), &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}, ServerName: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	if p := nc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Fatalf("ALPN negotiated %q", p)
+	}
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second)) // a hung server fails the test
+	fr := http2.NewFramer(nc, nc)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	if _, err := nc.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
+
+// TestHTTP2OverheadBudgetOption: --http2-overhead-budget reaches our
+// HTTP/2 server: a PING flood beyond it ends the connection with
+// GOAWAY(ENHANCE_YOUR_CALM).
+func TestHTTP2OverheadBudgetOption(t *testing.T) {
+	o := DefaultOptions()
+	o.HTTP2OverheadBudget = 20
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	if err := configureHTTP2(ts.Config, &o, nil); err != nil {
+		t.Fatal(err)
+	}
+	ts.TLS = ts.Config.TLSConfig
+	ts.StartTLS()
+	defer ts.Close()
+	fr := dialH2(t, ts)
+	go func() {
+		for i := range 100 {
+			if fr.WritePing(false, [8]byte{byte(i)}) != nil {
+				return
+			}
+		}
+	}()
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("connection ended without GOAWAY: %v", err)
+		}
+		if ga, ok := f.(*http2.GoAwayFrame); ok {
+			if ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
+				t.Fatalf("GOAWAY %v, want ENHANCE_YOUR_CALM", ga.ErrCode)
+			}
+			return
+		}
 	}
 }

@@ -53,6 +53,12 @@ type Options struct {
 	// serves), with a goroutine per watch: the fallback should ours
 	// misbehave.
 	HTTP2Server string
+	// HTTP2OverheadBudget bounds the work one HTTP/2 client may make its
+	// connection do for nothing (frames, streams reset before their
+	// answer, header bytes) before the connection is ended with
+	// GOAWAY(ENHANCE_YOUR_CALM): rapid reset and frame floods
+	// (docs/http2.md). Our HTTP/2 server only; negative disables.
+	HTTP2OverheadBudget int
 
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
@@ -107,6 +113,7 @@ func DefaultOptions() Options {
 		SecurePort:                   6443,
 		HTTP2MaxStreamsPerConnection: 1000,
 		HTTP2Server:                  HTTP2ServerApiloom,
+		HTTP2OverheadBudget:          10000,
 		WatchCache:                   true,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
@@ -147,6 +154,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"'go' (Go's golang.org/x/net/http2, as kube-apiserver: a goroutine per watch; a fallback); "+
 		"both honour --http2-max-streams-per-connection, the 90s idle timeout and --watch-write-timeout "+
 		"('go' bounds the writing of each batch of a watch's events and resets the stream with INTERNAL_ERROR, 'apiloom' how long any stream may send nothing of its pending data, and resets it with CANCEL)")
+	fs.IntVar(&o.HTTP2OverheadBudget, "http2-overhead-budget", o.HTTP2OverheadBudget, "work an HTTP/2 client may make its connection do for nothing "+
+		"(1 a frame, 10 more a stream reset before its answer, 1 per 4 KiB of headers; paid back by answers and data, drained in 10 s) "+
+		"before GOAWAY(ENHANCE_YOUR_CALM): rapid reset and frame floods; --http2-server=apiloom only; negative disables")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
