@@ -75,7 +75,7 @@ func TestUpdate(t *testing.T) {
 		w := e.createWidget("update", "spaced", "red")
 		w.Namespace, w.Name = "other", "other"
 		e.put(base+"spaced", w).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
-		for _, ct := range []string{"application/merge-patch+json"} {
+		for _, ct := range []string{"application/merge-patch+json", "application/strategic-merge-patch+json"} {
 			e.do("PATCH", base+"spaced", ct, `{"metadata":{"namespace":"other","name":"other"}}`).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
 		}
 	})
