@@ -28,9 +28,10 @@ const mediaStrategicMergePatch = "application/strategic-merge-patch+json"
 // following h.patchMeta, and the result converted to the Go type, which
 // reports unknown fields (and with the patch's duplicate fields, follows
 // fieldValidation) and wrong types (422 Invalid on the field "patch").
-// apiVersion and kind in the patch are ignored, as upstream's conversion
-// to the typed object ignores them. The library mutates both maps, so
-// every attempt of a retried update decodes the patch anew.
+// apiVersion and kind in the patch are not checked: as upstream, they are
+// lost on the way to the typed object (here, storage and responses set
+// the resource's own). The library mutates both maps, so every attempt of
+// a retried update decodes the patch anew.
 func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) (O, []string, error) {
 	var zero O
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
@@ -78,7 +79,6 @@ func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) 
 			warnings = append(warnings, e.Error())
 		}
 	}
-	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
 	return obj, warnings, nil
 }
 

@@ -1,14 +1,17 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/storage"
 )
 
 const smpType = "application/strategic-merge-patch+json"
@@ -204,27 +207,35 @@ func TestStrategicMergePatchByStructTags(t *testing.T) {
 		wantStatus(t, 500, "", `unable to find api field in struct rigSpec for the json field "bogus"`)
 }
 
-// TestConcurrentStrategicPatches: strategicpatch consumes the decoded
-// patch, so an attempt retried after a conflict must decode it again;
-// every patch lands.
-func TestConcurrentStrategicPatches(t *testing.T) {
-	e := newRigEnv(t, true)
-	e.createRig("conc", "c", rigSpecJSON)
-	const n = 8
-	codes := make(chan int, n)
-	for i := range n {
-		go func() {
-			r := e.do("PATCH", rigsPath+"conc/rigs/c", smpType, fmt.Sprintf(`{"spec":{"ports":[{"name":"p%d","port":%d}],"tags":["t%d"]}}`, i, i+1, i))
-			codes <- r.code
-		}()
-	}
-	for range n {
-		if code := <-codes; code != http.StatusOK {
-			t.Fatalf("patch: %d", code)
+// retryingStore runs every update's tryUpdate twice, the first result
+// thrown away, as storage does when the object changed under an attempt.
+type retryingStore struct {
+	storage.Interface[*rig]
+}
+
+func (s retryingStore) GuaranteedUpdate(ctx context.Context, key string, pre *storage.Preconditions, tryUpdate func(*rig) (*rig, error)) (*rig, error) {
+	return s.Interface.GuaranteedUpdate(ctx, key, pre, func(current *rig) (*rig, error) {
+		if _, err := tryUpdate(copyObject(current)); err != nil {
+			return nil, err
 		}
-	}
-	got := e.do("GET", rigsPath+"conc/rigs/c", "", "").rig(t, http.StatusOK)
-	if len(got.Spec.Ports) != n+2 || len(got.Spec.Tags) != n+1 {
-		t.Fatalf("ports %+v tags %v", got.Spec.Ports, got.Spec.Tags)
+		return tryUpdate(current)
+	})
+}
+
+// TestStrategicPatchRetried: strategicpatch consumes the decoded patch
+// (its directives are deleted as they are applied), so an attempt retried
+// after a conflict must decode the patch again, or it would drop them.
+func TestStrategicPatchRetried(t *testing.T) {
+	e := newRigEnv(t, true)
+	def := rigDefinition()
+	h := NewHandler(NewResource(def, retryingStore{e.rigs}, WithSchemas(NewSchemas(rigDefinitions))))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	e.createRig("retry", "r", rigSpecJSON)
+	e.srv = srv
+	got := e.do("PATCH", rigsPath+"retry/rigs/r", smpType,
+		`{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"},"$setElementOrder/ports":[{"name":"b"},{"name":"a"}]}}`).rig(t, http.StatusOK)
+	if s := specOf(t, got); !strings.Contains(s, `"ports":[{"name":"b","port":81},{"name":"a","port":80}]`) || !strings.Contains(s, `"strategy":{"type":"Recreate"}`) {
+		t.Fatalf("spec %s", s)
 	}
 }
