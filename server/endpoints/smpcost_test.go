@@ -124,3 +124,30 @@ func BenchmarkStrategicPatchAtLimit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPatchApply compares applying one small patch to a rig as a
+// JSON merge patch and as a strategic merge patch (decode, merge, convert
+// to the typed object; no storage).
+func BenchmarkPatchApply(b *testing.B) {
+	h := NewResource(rigDefinition(), nil, WithSchemas(NewSchemas(rigDefinitions))).(*handler[*rig])
+	var current rig
+	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
+		b.Fatal(err)
+	}
+	opts := newWriteOptions(nil, "")
+	patch := []byte(`{"metadata":{"labels":{"b":"2"}},"spec":{"size":3,"params":{"q":"2"}}}`)
+	for _, mt := range []string{mediaMergePatch, mediaStrategicMergePatch} {
+		b.Run(mt[len("application/"):], func(b *testing.B) {
+			p, err := parsePatch(mt, patch, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := h.applyPatch(p, copyObject(&current), opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
