@@ -50,9 +50,9 @@ func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) 
 		return zero, nil, apierrors.NewBadRequest(err.Error())
 	}
 
-	if max := h.limits.StrategicMergePatchMaxListElements; max > 0 && smpWork(original, patchMap, h.patchMeta, square(max)) > square(max) {
+	if n := h.limits.StrategicMergePatchMaxListElements; n > 0 && smpWork(original, patchMap, h.patchMeta, square(n)) > square(n) {
 		return zero, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
-			"The allowed maximum of list elements merged by a strategic merge patch is %d (the object's and the patch's together; several lists count by the squares of their lengths), and this patch merges more", max))
+			"The allowed maximum of list elements merged by a strategic merge patch is %d (the object's and the patch's together; several lists count by the squares of their lengths), and this patch merges more", n))
 	}
 	patched, err := strategicMerge(original, patchMap, h.patchMeta)
 	if err != nil {
