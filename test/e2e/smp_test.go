@@ -22,6 +22,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	"github.com/apiloom/apiloom/server/apiserver"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -247,5 +248,27 @@ func TestKubectlStrategicMergePatch(t *testing.T) {
 	c.Stderr = &stderr
 	if err := c.Run(); err == nil || !strings.Contains(stderr.String(), "unknown patch type: bogus in map: map[$patch:bogus name:app]") {
 		t.Fatalf("bad directive: %v: %s", err, stderr.String())
+	}
+}
+
+// TestStrategicMergePatchListLimitFlag: --strategic-merge-patch-max-list-elements
+// reaches every resource's handler.
+func TestStrategicMergePatchListLimitFlag(t *testing.T) {
+	_, cs := startServer(t, func(o *apiserver.Options) { o.StrategicMergePatchMaxListElements = 3 })
+	dbs := cs.ExampleV1().Databases("shop")
+	db := newDatabase("orders")
+	db.Finalizers = []string{"example.com/a"}
+	if _, err := dbs.Create(t.Context(), db, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := func(finalizers string) error {
+		_, err := dbs.Patch(t.Context(), "orders", types.StrategicMergePatchType, []byte(`{"metadata":{"finalizers":`+finalizers+`}}`), metav1.PatchOptions{})
+		return err
+	}
+	if err := patch(`["example.com/b","example.com/c"]`); err != nil { // 1 + 2
+		t.Fatal(err)
+	}
+	if err := patch(`["example.com/d"]`); !apierrors.IsRequestEntityTooLargeError(err) { // 3 + 1
+		t.Fatalf("over the limit: %v", err)
 	}
 }
