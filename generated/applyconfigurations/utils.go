@@ -22,6 +22,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &examplev1.DatabaseSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DatabaseStatus"):
 		return &examplev1.DatabaseStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DatabaseUser"):
+		return &examplev1.DatabaseUserApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Region"):
 		return &examplev1.RegionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RegionSpec"):

@@ -19,6 +19,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseList":   schema_apiloom_apis_example_v1_DatabaseList(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseSpec":   schema_apiloom_apis_example_v1_DatabaseSpec(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseStatus": schema_apiloom_apis_example_v1_DatabaseStatus(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseUser":   schema_apiloom_apis_example_v1_DatabaseUser(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.Region":         schema_apiloom_apis_example_v1_Region(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.RegionList":     schema_apiloom_apis_example_v1_RegionList(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.RegionSpec":     schema_apiloom_apis_example_v1_RegionSpec(ref),
@@ -219,10 +220,53 @@ func schema_apiloom_apis_example_v1_DatabaseSpec(ref common.ReferenceCallback) c
 							Format:      "",
 						},
 					},
+					"users": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Users are the accounts the controller creates, one per name. A strategic merge patch (and kubectl apply) merges them by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/example/v1.DatabaseUser"),
+									},
+								},
+							},
+						},
+					},
+					"extensions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type":      "set",
+								"x-kubernetes-patch-strategy": "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Extensions are the engine extensions to install, for example \"pg_stat_statements\". A strategic merge patch adds to them, and removes with $deleteFromPrimitiveList.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"engine"},
 			},
 		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/example/v1.DatabaseUser"},
 	}
 }
 
@@ -279,6 +323,42 @@ func schema_apiloom_apis_example_v1_DatabaseStatus(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v1_DatabaseUser(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseUser is a database account.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the account's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"privilege": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Privilege is what the account may do: read, write or admin.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"connectionLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConnectionLimit is the most connections the account may hold at once.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
 	}
 }
 

@@ -96,6 +96,10 @@ type Options struct {
 	// JSONPatchMaxCopyBytes is how much the copy operations of one JSON
 	// patch may add to the object (422 beyond it).
 	JSONPatchMaxCopyBytes int64
+	// StrategicMergePatchMaxListElements bounds the list merging of one
+	// strategic merge patch (endpoints.Limits; 413 beyond it); 0 means no
+	// limit.
+	StrategicMergePatchMaxListElements int
 	// EtcdMaxRequestBytes is the largest request etcd accepts: the
 	// embedded etcd is started with it, and with an external etcd it must
 	// match the cluster's --max-request-bytes. Objects that would not fit
@@ -124,6 +128,8 @@ func DefaultOptions() Options {
 		WatchWriteTimeout:           60 * time.Second,
 		MaxRequestBodyBytes:         3 << 20,
 		JSONPatchMaxCopyBytes:       endpoints.DefaultJSONPatchMaxCopyBytes,
+		// kube-apiserver has no such bound.
+		StrategicMergePatchMaxListElements: endpoints.DefaultStrategicMergePatchMaxListElements,
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 	}
@@ -167,6 +173,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.WatchWriteTimeout, "watch-write-timeout", o.WatchWriteTimeout, "a watch (any stream) whose client accepts none of its pending data for this long is ended")
 	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", o.MaxRequestBodyBytes, "largest request body a write accepts (kube-apiserver's MaxRequestBodyBytes); larger is 413; 0: no limit")
 	fs.Int64Var(&o.JSONPatchMaxCopyBytes, "json-patch-max-copy-bytes", o.JSONPatchMaxCopyBytes, "how many bytes the copy operations of one JSON patch may add (kube-apiserver's JSONPatchMaxCopyBytes); more is 422")
+	fs.IntVar(&o.StrategicMergePatchMaxListElements, "strategic-merge-patch-max-list-elements", o.StrategicMergePatchMaxListElements, "bounds the work of one strategic merge patch, which grows with the square of each list it merges (the object's elements and the patch's together): one list of this many elements, or lists whose squared lengths add up to its square; more is 413 (kube-apiserver has no bound); 0: no limit")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
@@ -226,6 +233,9 @@ func (o *Options) Validate() error {
 	}
 	if o.JSONPatchMaxCopyBytes <= 0 {
 		errs = append(errs, errors.New("--json-patch-max-copy-bytes must be positive"))
+	}
+	if o.StrategicMergePatchMaxListElements < 0 {
+		errs = append(errs, errors.New("--strategic-merge-patch-max-list-elements must not be negative"))
 	}
 	if o.EtcdMaxRequestBytes < 4096 {
 		errs = append(errs, errors.New("--etcd-max-request-bytes must be at least 4096"))

@@ -15,6 +15,10 @@
 // `kubectl apply` and `kubectl create -f` look for a PATCH operation that
 // carries the kind's x-kubernetes-group-version-kind and a fieldValidation
 // parameter and then rely on server-side validation, and `kubectl explain`
-// walks components.schemas. Strategic merge patch is never advertised, so
-// kubectl falls back to JSON merge patch for client-side apply.
+// walks components.schemas. Unlike a CRD's, the PATCH operations advertise
+// strategic merge patch (exactly resource.PatchTypes, what the handlers
+// accept), as kube-apiserver's do for its built-in kinds: kubectl then
+// computes a client-side apply as a strategic merge patch from the schemas'
+// x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key, and
+// `kubectl patch` without --type sends one.
 package discovery

@@ -92,7 +92,7 @@ func operationV2(info *resource.Info, op operation) *spec.Operation {
 	case bodyObject:
 		o.Parameters = append(o.Parameters, bodyParamV2(info.OpenAPIName, true))
 	case bodyPatch:
-		o.Consumes = patchContentTypes
+		o.Consumes = resource.PatchTypes()
 		o.Parameters = append(o.Parameters, bodyParamV2(patchKey, true))
 	case bodyDeleteOptions:
 		o.Parameters = append(o.Parameters, bodyParamV2(deleteOptionsKey, false))

@@ -110,7 +110,7 @@ func operationV3(info *resource.Info, op operation) *spec3.Operation {
 	case bodyObject:
 		o.RequestBody = requestBodyV3(info.OpenAPIName, true, contentTypeJSON)
 	case bodyPatch:
-		o.RequestBody = requestBodyV3(patchKey, true, patchContentTypes...)
+		o.RequestBody = requestBodyV3(patchKey, true, resource.PatchTypes()...)
 	case bodyDeleteOptions:
 		o.RequestBody = requestBodyV3(deleteOptionsKey, false, contentTypeJSON)
 	}

@@ -65,15 +65,6 @@ var (
 	deleteCollectionParams = append(append([]queryParam{}, deleteParams...), listParams...)
 )
 
-// patchContentTypes are the patch media types the handlers accept, in the
-// order kube-apiserver lists them for CRDs. Strategic merge patch is left
-// out on purpose: kubectl would switch to it if it were listed.
-var patchContentTypes = []string{
-	"application/json-patch+json",
-	"application/merge-patch+json",
-	"application/apply-patch+yaml",
-}
-
 // bodyKind is what a request body holds.
 type bodyKind int
 

@@ -85,8 +85,13 @@ func TestDynamicClient(t *testing.T) {
 	if size, _, _ := unstructured.NestedInt64(patched.Object, "spec", "size"); size != 4 {
 		t.Fatalf("patched %v", patched.Object["spec"])
 	}
-	if _, err := c.Patch(ctx, "a", types.StrategicMergePatchType, []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsUnsupportedMediaType(err) {
+	// A strategic merge patch that changes nothing is not written (no
+	// event).
+	if same, err := c.Patch(ctx, "a", types.StrategicMergePatchType, []byte(`{"spec":{"size":4}}`), metav1.PatchOptions{}); err != nil || same.GetResourceVersion() != patched.GetResourceVersion() {
 		t.Fatalf("strategic merge patch: %v", err)
+	}
+	if _, err := c.Patch(ctx, "a", types.PatchType("application/apply-patch+cbor"), []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsUnsupportedMediaType(err) {
+		t.Fatalf("unsupported patch type: %v", err)
 	}
 	list, err := c.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || list.GetResourceVersion() == "" || list.Items[0].GetKind() != "Widget" {

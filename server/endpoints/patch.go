@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
@@ -42,12 +44,6 @@ func SetJSONPatchMaxCopyBytes(n int64) {
 	}
 }
 
-// patchTypes are the patch media types served. Strategic merge patch needs
-// Go struct tags this server does not interpret, and server-side apply
-// needs managed fields it does not keep; both get 415, as for CRDs that
-// lack them, and OpenAPI does not advertise them, so kubectl does not try.
-var patchTypes = []string{mediaJSONPatch, mediaMergePatch}
-
 func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 
 // patch serves PATCH of an object or its status: the patch is applied to
@@ -57,8 +53,8 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // The object must exist (404).
 func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != mediaJSONPatch && mt != mediaMergePatch) {
-		return unsupportedMediaType(patchTypes...)
+	if err != nil || !slices.Contains(resource.PatchTypes(), mt) {
+		return unsupportedMediaType(resource.PatchTypes()...)
 	}
 	out, err := negotiate(r, oneObject)
 	if err != nil {
@@ -97,8 +93,9 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 
 // parsedPatch is a validated patch, ready to apply to any object.
 type parsedPatch struct {
-	json  jsonpatch.Patch // for application/json-patch+json
-	merge []byte          // for application/merge-patch+json
+	json      jsonpatch.Patch // for application/json-patch+json
+	merge     []byte          // for application/merge-patch+json
+	strategic []byte          // for application/strategic-merge-patch+json
 	// strict are the strict errors of the patch document itself
 	// (duplicate fields; unknown fields of JSON patch operations).
 	strict []error
@@ -137,6 +134,8 @@ func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) 
 		if len(p.json) > maxJSONPatchOperations {
 			return p, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p.json)))
 		}
+	case mediaStrategicMergePatch:
+		p.strategic = body // decoded by each attempt, as kube-apiserver does
 	default:
 		if opts.strict() {
 			var m map[string]any
@@ -155,6 +154,9 @@ func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) 
 // patches; Warn returns them as warnings.
 func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O, []string, error) {
 	var zero O
+	if p.strategic != nil {
+		return h.strategicPatch(p.strategic, current, opts)
+	}
 	doc, err := wire.EncodeObject(current, h.gvk)
 	if err != nil {
 		return zero, nil, err

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -33,6 +34,8 @@ type handler[O resource.Object] struct {
 	// now is the clock Table ages are measured with.
 	now    func() time.Time
 	limits Limits
+	// patchMeta says how strategic merge patch merges each field.
+	patchMeta strategicpatch.LookupPatchMeta
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -40,13 +43,19 @@ var _ Resource = (*handler[resource.Object])(nil)
 // NewResource returns the REST handler of the resource def, backed by store
 // (the etcd store or the watch cache in front of it). It panics when one
 // of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
-// programming error apiserver-gen refuses to generate.
+// programming error apiserver-gen refuses to generate, when def.New does
+// not make a pointer to a struct, or when WithSchemas gives definitions
+// that lack def.OpenAPIName.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
 	cfg := handlerConfig{limits: DefaultLimits()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	cols, err := newColumns(&def.Info)
+	if err != nil {
+		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
+	}
+	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
@@ -66,6 +75,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		columns:   cols,
 		now:       time.Now,
 		limits:    cfg.limits,
+		patchMeta: meta,
 	}
 }
 

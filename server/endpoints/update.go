@@ -48,14 +48,16 @@ func (h *handler[O]) prepareWrite(obj, current O, rt route) (O, error) {
 }
 
 // checkName is 400 when the object in a body is not the one the URL names.
+// As in kube-apiserver, which checks the namespace before the name, and
+// words both the same for every update and patch.
 func (h *handler[O]) checkName(obj O, rt route) error {
 	switch {
+	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	case obj.GetName() == "":
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", rt.name))
 	case obj.GetName() != rt.name:
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), rt.name))
-	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
-		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", obj.GetNamespace(), rt.namespace))
 	}
 	return nil
 }

@@ -67,6 +67,19 @@ func TestUpdate(t *testing.T) {
 		e.put(base+"named", w).wantStatus(t, 400, metav1.StatusReasonBadRequest, "the name of the object (named based on URL) was undeterminable: name must be provided")
 	})
 
+	t.Run("namespace must match the URL, checked first", func(t *testing.T) {
+		// kube-apiserver v1.37 words it so for a PUT (checked on a CRD)
+		// and for every patch type (on a Deployment and a ConfigMap), and
+		// checks it before the name.
+		const msg = "the namespace of the provided object does not match the namespace sent on the request"
+		w := e.createWidget("update", "spaced", "red")
+		w.Namespace, w.Name = "other", "other"
+		e.put(base+"spaced", w).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
+		for _, ct := range []string{"application/merge-patch+json", "application/strategic-merge-patch+json"} {
+			e.do("PATCH", base+"spaced", ct, `{"metadata":{"namespace":"other","name":"other"}}`).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
+		}
+	})
+
 	t.Run("uid and creationTimestamp are immutable", func(t *testing.T) {
 		w := e.createWidget("update", "imm", "red")
 		created := w.CreationTimestamp

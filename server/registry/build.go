@@ -58,11 +58,12 @@ func (s *Served) Ready() bool {
 	return true
 }
 
-// builder builds one resource's storage and handler on a backend.
-type builder func(ctx context.Context, b Backend, out *Served) error
+// builder builds one resource's storage and handler on a backend; schemas
+// are the registry's OpenAPI definitions (nil without them).
+type builder func(ctx context.Context, b Backend, schemas *endpoints.Schemas, out *Served) error
 
 func buildFor[O resource.Object](def *resource.Definition[O]) builder {
-	return func(ctx context.Context, b Backend, out *Served) error {
+	return func(ctx context.Context, b Backend, schemas *endpoints.Schemas, out *Served) error {
 		var log *slog.Logger
 		if b.Log != nil {
 			log = b.Log.With("resource", def.GroupResource().String())
@@ -90,6 +91,9 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 		if b.Limits != nil {
 			opts = append(opts, endpoints.WithLimits(*b.Limits))
 		}
+		if schemas != nil {
+			opts = append(opts, endpoints.WithSchemas(schemas))
+		}
 		out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 		return nil
 	}
@@ -101,9 +105,13 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if b.Client == nil {
 		return nil, errors.New("registry: backend has no etcd client")
 	}
+	var schemas *endpoints.Schemas
+	if r.openAPI != nil {
+		schemas = endpoints.NewSchemas(r.openAPI) // once, shared by every resource
+	}
 	out := &Served{}
 	for _, e := range r.entries {
-		if err := e.build(ctx, b, out); err != nil {
+		if err := e.build(ctx, b, schemas, out); err != nil {
 			out.Close()
 			return nil, fmt.Errorf("build %s: %w", e.Info.GroupResource(), err)
 		}

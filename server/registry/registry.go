@@ -25,10 +25,15 @@ func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
 }
 
 // SetOpenAPIDefinitions records openapi-gen's definitions for every type in
-// the registry; discovery serves /openapi/v3 from them.
-func (r *Registry) SetOpenAPIDefinitions(defs common.GetOpenAPIDefinitions) { r.openAPI = defs }
+// the registry; discovery serves /openapi/v2 and /openapi/v3 from them, and
+// strategic merge patch reads each field's patch strategy from them.
+func (r *Registry) SetOpenAPIDefinitions(defs common.GetOpenAPIDefinitions) {
+	r.openAPI = withListMapMerge(defs)
+}
 
-// OpenAPIDefinitions returns what SetOpenAPIDefinitions recorded.
+// OpenAPIDefinitions returns what SetOpenAPIDefinitions recorded, with the
+// strategic-merge-patch strategy of +listType=map lists made explicit
+// (withListMapMerge).
 func (r *Registry) OpenAPIDefinitions() common.GetOpenAPIDefinitions { return r.openAPI }
 
 // Entries returns the registered resources in registration order.

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 )
 
 // TestBadInputGetsStatusAndChangesNothing sends malformed requests over the
@@ -17,7 +20,11 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 	ts, cs := startServer(t)
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
-	before, err := dbs.Create(ctx, newDatabase("orders"), metav1.CreateOptions{})
+	db := newDatabase("orders")
+	// Lists for strategic merge patches to merge into.
+	db.Finalizers = []string{"example.com/keep"}
+	db.Spec.Users = []examplev1.DatabaseUser{{Name: "app", Privilege: "read"}}
+	before, err := dbs.Create(ctx, db, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +40,8 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 		strings.Repeat(`,{"op":"copy","from":"/spec/tags","path":"/spec/tags/-"}`, 40) + `]`
 	overEtcd := `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"big"},"spec":{"engine":"mysql","region":"` + strings.Repeat("x", 2<<20) + `"}}`
 	huge := `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"huge"},"spec":{"engine":"` + strings.Repeat("x", 4<<20) + `"}}`
+	// 50,000 finalizers, to merge into the object's one.
+	smpBomb := `{"metadata":{"finalizers":["example.com/f"` + strings.Repeat(`,"example.com/g"`, 50000) + `]}}`
 	for _, tc := range []struct {
 		name, method, url, contentType, body string
 		code                                 int
@@ -47,7 +56,16 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 		{"json patch copy bomb", "PATCH", base + "/orders", "application/json-patch+json", bomb, 422, metav1.StatusReasonInvalid},
 		{"object over etcd's request limit", "POST", base, "application/json", overEtcd, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"oversized body", "PUT", base + "/orders", "application/json", huge, 413, metav1.StatusReasonRequestEntityTooLarge},
-		{"strategic merge patch", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"engine":"mysql"}}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"strategic merge patch of a non-object", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `[{"spec":{}}]`, 400, metav1.StatusReasonBadRequest},
+		{"strategic merge patch of a malformed directive", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"$retainKeys":"engine"}}`, 400, metav1.StatusReasonBadRequest},
+		// kube-apiserver answers strategicpatch's unclassified errors so.
+		{"strategic merge patch of an unknown directive", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"$patch":"bogus"}}`, 500, ""},
+		// kube-apiserver resets the stream (the library panics).
+		{"strategic merge patch with an object for a merge key", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"users":[{"name":{}}]}}`, 400, metav1.StatusReasonBadRequest},
+		{"strategic merge patch of the wrong type", "PATCH", base + "/orders", "application/strategic-merge-patch+json", `{"spec":{"users":{"name":"x"}}}`, 422, metav1.StatusReasonInvalid},
+		// A 1 MiB patch that would keep kube-apiserver busy for minutes
+		// (--strategic-merge-patch-max-list-elements).
+		{"strategic merge patch of too long a list", "PATCH", base + "/orders", "application/strategic-merge-patch+json", smpBomb, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"unknown patch type", "PATCH", base + "/orders", "application/x-nonsense", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"malformed merge patch", "PATCH", base + "/orders", "application/merge-patch+json", `{"spec":`, 400, metav1.StatusReasonBadRequest},
 		{"update without resourceVersion", "PUT", base + "/orders", "application/json", `{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"orders"},"spec":{"engine":"mysql"}}`, 422, metav1.StatusReasonInvalid},
@@ -127,7 +145,7 @@ func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.ResourceVersion != before.ResourceVersion || after.Spec != before.Spec {
+	if after.ResourceVersion != before.ResourceVersion || !reflect.DeepEqual(after.Spec, before.Spec) {
 		t.Fatalf("bad input changed the object: before %s %+v, after %s %+v", before.ResourceVersion, before.Spec, after.ResourceVersion, after.Spec)
 	}
 	list, err := dbs.List(ctx, metav1.ListOptions{})

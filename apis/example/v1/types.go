@@ -53,6 +53,37 @@ type DatabaseSpec struct {
 	StorageGiB int32 `json:"storageGiB,omitempty"`
 	// Region is the name of the cluster-scoped Region the database runs in.
 	Region string `json:"region,omitempty"`
+	// Users are the accounts the controller creates, one per name. A
+	// strategic merge patch (and kubectl apply) merges them by name.
+	//
+	// +listType=map
+	// +listMapKey=name
+	Users []DatabaseUser `json:"users,omitempty"`
+	// Extensions are the engine extensions to install, for example
+	// "pg_stat_statements". A strategic merge patch adds to them, and
+	// removes with $deleteFromPrimitiveList.
+	//
+	// +listType=set
+	// +patchStrategy=merge
+	Extensions []string `json:"extensions,omitempty" patchStrategy:"merge"`
+}
+
+// DatabaseUser is a database account.
+type DatabaseUser struct {
+	// Name is the account's name.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Privilege is what the account may do: read, write or admin.
+	//
+	// +kubebuilder:validation:Enum=read;write;admin
+	// +kubebuilder:default=read
+	Privilege string `json:"privilege,omitempty"`
+	// ConnectionLimit is the most connections the account may hold at once.
+	//
+	// +kubebuilder:validation:Minimum=1
+	ConnectionLimit int32 `json:"connectionLimit,omitempty"`
 }
 
 // DatabaseStatus is the observed state of a Database.

@@ -51,6 +51,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: extensions
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
     - name: region
       type:
         scalar: string
@@ -60,6 +66,14 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: storageGiB
       type:
         scalar: numeric
+    - name: users
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.example.v1.DatabaseUser
+          elementRelationship: associative
+          keys:
+          - name
     - name: version
       type:
         scalar: string
@@ -84,6 +98,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readyReplicas
       type:
         scalar: numeric
+- name: com.github.apiloom.apiloom.apis.example.v1.DatabaseUser
+  map:
+    fields:
+    - name: connectionLimit
+      type:
+        scalar: numeric
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: privilege
+      type:
+        scalar: string
 - name: com.github.apiloom.apiloom.apis.example.v1.Region
   map:
     fields:

@@ -70,6 +70,9 @@ func defaultDatabaseSpec(o *examplev1.DatabaseSpec) {
 	if o.StorageGiB == 0 {
 		o.StorageGiB = 10
 	}
+	for i := range o.Users {
+		defaultDatabaseUser(&o.Users[i])
+	}
 }
 
 // patternDatabaseSpecVersion is the +kubebuilder:validation:Pattern of DatabaseSpec.Version.
@@ -111,6 +114,45 @@ func validateDatabaseSpec(o *examplev1.DatabaseSpec, p *field.Path) field.ErrorL
 		v := o.StorageGiB
 		if v < 1 {
 			errs = append(errs, field.Invalid(p.Child("storageGiB"), v, "should be greater than or equal to 1"))
+		}
+	}
+	for i := range o.Users {
+		errs = append(errs, validateDatabaseUser(&o.Users[i], p.Child("users").Index(i))...)
+	}
+	return errs
+}
+
+// defaultDatabaseUser sets the +kubebuilder:default values of the unset fields of o.
+func defaultDatabaseUser(o *examplev1.DatabaseUser) {
+	if o.Privilege == "" {
+		o.Privilege = "read"
+	}
+}
+
+// validateDatabaseUser returns the violations of the validation markers of o,
+// with field paths under p.
+func validateDatabaseUser(o *examplev1.DatabaseUser, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if o.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	} else {
+		v := o.Name
+		if utf8.RuneCountInString(v) > 63 {
+			errs = append(errs, field.TooLongCharacters(p.Child("name"), v, 63))
+		}
+	}
+	if o.Privilege != "" {
+		v := o.Privilege
+		switch v {
+		case "read", "write", "admin":
+		default:
+			errs = append(errs, field.NotSupported(p.Child("privilege"), v, []string{"read", "write", "admin"}))
+		}
+	}
+	if o.ConnectionLimit != 0 {
+		v := o.ConnectionLimit
+		if v < 1 {
+			errs = append(errs, field.Invalid(p.Child("connectionLimit"), v, "should be greater than or equal to 1"))
 		}
 	}
 	return errs

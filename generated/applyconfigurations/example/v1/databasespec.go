@@ -17,6 +17,13 @@ type DatabaseSpecApplyConfiguration struct {
 	StorageGiB *int32 `json:"storageGiB,omitempty"`
 	// Region is the name of the cluster-scoped Region the database runs in.
 	Region *string `json:"region,omitempty"`
+	// Users are the accounts the controller creates, one per name. A
+	// strategic merge patch (and kubectl apply) merges them by name.
+	Users []DatabaseUserApplyConfiguration `json:"users,omitempty"`
+	// Extensions are the engine extensions to install, for example
+	// "pg_stat_statements". A strategic merge patch adds to them, and
+	// removes with $deleteFromPrimitiveList.
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // DatabaseSpecApplyConfiguration constructs a declarative configuration of the DatabaseSpec type for use with
@@ -62,5 +69,28 @@ func (b *DatabaseSpecApplyConfiguration) WithStorageGiB(value int32) *DatabaseSp
 // If called multiple times, the Region field is set to the value of the last call.
 func (b *DatabaseSpecApplyConfiguration) WithRegion(value string) *DatabaseSpecApplyConfiguration {
 	b.Region = &value
+	return b
+}
+
+// WithUsers adds the given value to the Users field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Users field.
+func (b *DatabaseSpecApplyConfiguration) WithUsers(values ...*DatabaseUserApplyConfiguration) *DatabaseSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithUsers")
+		}
+		b.Users = append(b.Users, *values[i])
+	}
+	return b
+}
+
+// WithExtensions adds the given value to the Extensions field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Extensions field.
+func (b *DatabaseSpecApplyConfiguration) WithExtensions(values ...string) *DatabaseSpecApplyConfiguration {
+	for i := range values {
+		b.Extensions = append(b.Extensions, values[i])
+	}
 	return b
 }
