@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -42,11 +43,14 @@ func SetJSONPatchMaxCopyBytes(n int64) {
 	}
 }
 
-// patchTypes are the patch media types served. Strategic merge patch needs
-// Go struct tags this server does not interpret, and server-side apply
-// needs managed fields it does not keep; both get 415, as for CRDs that
-// lack them, and OpenAPI does not advertise them, so kubectl does not try.
-var patchTypes = []string{mediaJSONPatch, mediaMergePatch}
+// patchTypes are the patch media types served, in the order the 415 for
+// any other lists them. Strategic merge patch needs Go struct tags this
+// server does not interpret: it gets 415, as for CRDs, which lack it.
+// Server-side apply (apply.go) takes YAML or JSON; kube-apiserver v1.37
+// takes application/apply-patch+cbor only behind its alpha
+// CBORServingAndStorage feature gate, off by default, so it is 415 here as
+// there.
+var patchTypes = []string{mediaJSONPatch, mediaMergePatch, mediaApplyPatch}
 
 func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 
@@ -57,7 +61,7 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // The object must exist (404).
 func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != mediaJSONPatch && mt != mediaMergePatch) {
+	if err != nil || !slices.Contains(patchTypes, mt) {
 		return unsupportedMediaType(patchTypes...)
 	}
 	out, err := negotiate(r, oneObject)
@@ -72,11 +76,15 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
+	if mt == mediaApplyPatch {
+		return h.apply(w, r, rt, out, opts, body)
+	}
 	p, err := parsePatch(mt, body, opts)
 	if err != nil {
 		return err
 	}
 	var warnings []string
+	manager := managerName(opts.fieldManager, r.UserAgent())
 	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 		var zero O
 		obj, ws, err := h.applyPatch(p, current, opts)
@@ -87,7 +95,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 		if err := h.checkName(obj, rt); err != nil {
 			return zero, err
 		}
-		return h.prepareWrite(obj, current, rt)
+		return h.prepareWrite(h.trackUpdate(obj, current, manager, rt), current, rt)
 	})
 	if err != nil {
 		return err

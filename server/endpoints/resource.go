@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -33,6 +34,8 @@ type handler[O resource.Object] struct {
 	// now is the clock Table ages are measured with.
 	now    func() time.Time
 	limits Limits
+	// managed keeps the objects' managed fields (managedfields.go).
+	managed *fieldManagers
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -40,7 +43,9 @@ var _ Resource = (*handler[resource.Object])(nil)
 // NewResource returns the REST handler of the resource def, backed by store
 // (the etcd store or the watch cache in front of it). It panics when one
 // of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
-// programming error apiserver-gen refuses to generate.
+// programming error apiserver-gen refuses to generate. Managed fields are
+// kept, and server-side apply merges, by the type converter
+// WithTypeConverter gives.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
 	cfg := handlerConfig{limits: DefaultLimits()}
 	for _, o := range opts {
@@ -48,6 +53,14 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	}
 	cols, err := newColumns(&def.Info)
 	if err != nil {
+		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
+	}
+	tc := cfg.typeConverter
+	if tc == nil {
+		tc = managedfields.NewDeducedTypeConverter()
+	}
+	managed, err := newFieldManagers(def, tc)
+	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
 	keys := map[string]bool{"metadata.name": true}
@@ -66,6 +79,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		columns:   cols,
 		now:       time.Now,
 		limits:    cfg.limits,
+		managed:   managed,
 	}
 }
 
