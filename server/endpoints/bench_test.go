@@ -154,7 +154,7 @@ func BenchmarkUpdateManagedFields(b *testing.B) {
 		}},
 		{"tracked", func(i int) (*widget, error) {
 			cur := copyObject(current)
-			return h.prepareWrite(h.trackUpdate(copyObject(sizes[i%2]), cur, "editor", rt), cur, rt)
+			return h.prepareWrite(h.trackUpdate(copyObject(sizes[i%2]), cur, "editor", rt, false), cur, rt)
 		}},
 		{"apply", func(i int) (*widget, error) {
 			cur := copyObject(current)

@@ -34,6 +34,12 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 			created, err = obj, h.dryRunCreate(ctx, key)
 		} else {
 			created, err = h.store.Create(ctx, key, obj)
+			if errors.Is(err, storage.ErrTooLarge) && len(obj.GetManagedFields()) > 0 {
+				// Too large with its managed fields: stored without them,
+				// as kube-apiserver does.
+				obj.SetManagedFields(nil)
+				created, err = h.store.Create(ctx, key, obj)
+			}
 		}
 		if !generated || !errors.Is(err, storage.ErrExists) || attempt == maxGenerateNameAttempts {
 			break

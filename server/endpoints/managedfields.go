@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -99,11 +100,29 @@ func (h *handler[O]) trackCreate(obj O, manager string) O {
 // Managed fields sent to the object's endpoint replace current's when they
 // parse, and [{}] (or []) clears them; /status always starts from
 // current's. A failure of the field manager, which valid objects never
-// cause, keeps current's managed fields, as kube-apiserver does.
-func (h *handler[O]) trackUpdate(obj, current O, manager string, rt route) O {
+// cause, keeps current's managed fields, as kube-apiserver does. With
+// drop, obj gets no managed fields at all (withoutManagedFieldsIfTooLarge).
+func (h *handler[O]) trackUpdate(obj, current O, manager string, rt route, drop bool) O {
 	h.def.Default(obj)
 	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
+	if drop {
+		obj.SetManagedFields(nil)
+		return obj
+	}
 	return h.managed.forRoute(rt).UpdateNoErrors(current, obj, manager).(O)
+}
+
+// withoutManagedFieldsIfTooLarge runs an update or patch, write(false),
+// and when the result is too large to store runs it again as write(true),
+// which stores the object without managed fields: they can be large, and
+// kube-apiserver would rather lose them than the write. Server-side apply
+// never does this, as its managed fields are the point.
+func (h *handler[O]) withoutManagedFieldsIfTooLarge(write func(drop bool) (O, error)) (O, error) {
+	result, err := write(false)
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		return write(true)
+	}
+	return result, err
 }
 
 // newObject is an empty object of the resource, with its kind set: the

@@ -2,7 +2,9 @@ package endpoints
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/internal/etcdtest"
+	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
@@ -212,5 +216,63 @@ func TestKeepManagedFieldsTimes(t *testing.T) {
 	keepManagedFieldsTimes(obj, cur)
 	if obj.ManagedFields[0].Time.Unix() != 10 {
 		t.Errorf("changed entry lost its time: %v", obj.ManagedFields[0].Time)
+	}
+}
+
+// TestTooLargeWithManagedFields: a create, update or patch whose object
+// fits in storage only without its managed fields is stored without them,
+// as kube-apiserver stores it (checked with a ConfigMap of 15,000 keys
+// against etcd's 1.5 MiB); an apply, whose managed fields are the point,
+// is refused.
+func TestTooLargeWithManagedFields(t *testing.T) {
+	root := etcdtest.Start(t)
+	c := storagetest.NewClient(t, root, "/too-large")
+	def := storagetest.Definition()
+	// 40 labels with long keys: about 3.3 KB stored, and their managed
+	// fields, which repeat each key, as much again.
+	labels := map[string]string{}
+	for i := range 40 {
+		labels[fmt.Sprintf("example.com/a-rather-long-label-key-to-make-this-big-%03d", i)] = "v"
+	}
+	store := storage.New(c, storage.ResourcePrefix("/registry", &def.Info), def, storage.WithMaxRequestBytes(5000))
+	srv := httptest.NewServer(NewHandler(NewResource(def, store, WithTypeConverter(testTypeConverter(t)))))
+	t.Cleanup(srv.Close)
+	e := &env{t: t, ctx: t.Context(), srv: srv}
+	base := widgetsPath + "big/widgets"
+
+	big := func(name string) string {
+		w := storagetest.NewWidget("", name, "red")
+		w.Labels = labels
+		body, _ := json.Marshal(w)
+		return string(body)
+	}
+	created := e.do("POST", base, "application/json", big("w")).widget(t, http.StatusCreated)
+	if len(created.ManagedFields) != 0 || len(created.Labels) != 40 {
+		t.Fatalf("created with %d managed fields entries, %d labels", len(created.ManagedFields), len(created.Labels))
+	}
+	e.apply(base+"/w?fieldManager=a&force=true", widgetYAML("w", "spec: {size: 2}")).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
+
+	// Objects that grow too large with their managed fields.
+	for _, name := range []string{"p", "u"} {
+		small := e.createWidget("big", name, "red")
+		if len(small.ManagedFields) != 1 {
+			t.Fatalf("small object: %+v", small.ManagedFields)
+		}
+		var got *widget
+		if name == "p" {
+			labelsJSON, _ := json.Marshal(labels)
+			got = e.do("PATCH", base+"/p", "application/merge-patch+json", `{"metadata":{"labels":`+string(labelsJSON)+`}}`).widget(t, http.StatusOK)
+		} else {
+			small.Labels = labels
+			got = e.put(base+"/u", small).widget(t, http.StatusOK)
+		}
+		if len(got.Labels) != 40 || len(got.ManagedFields) != 0 {
+			t.Fatalf("%s: %d labels, managed fields %+v", name, len(got.Labels), got.ManagedFields)
+		}
+	}
+	// A small object keeps its managed fields.
+	small := e.apply(base+"/s?fieldManager=a", widgetYAML("s", "spec: {size: 2}")).widget(t, http.StatusCreated)
+	if len(small.ManagedFields) != 1 {
+		t.Fatalf("small object: %+v", small.ManagedFields)
 	}
 }

@@ -85,17 +85,19 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	}
 	var warnings []string
 	manager := managerName(opts.fieldManager, r.UserAgent())
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
-		var zero O
-		obj, ws, err := h.applyPatch(p, current, opts)
-		if err != nil {
-			return zero, err
-		}
-		warnings = ws // from the attempt that counts
-		if err := h.checkName(obj, rt); err != nil {
-			return zero, err
-		}
-		return h.prepareWrite(h.trackUpdate(obj, current, manager, rt), current, rt)
+	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+			var zero O
+			obj, ws, err := h.applyPatch(p, current, opts)
+			if err != nil {
+				return zero, err
+			}
+			warnings = ws // from the attempt that counts
+			if err := h.checkName(obj, rt); err != nil {
+				return zero, err
+			}
+			return h.prepareWrite(h.trackUpdate(obj, current, manager, rt, drop), current, rt)
+		})
 	})
 	if err != nil {
 		return err

@@ -26,10 +26,12 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 		return err
 	}
 	manager := managerName(opts.fieldManager, r.UserAgent())
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
-		// tryUpdate may run again on a fresher object: work on a copy.
-		obj := h.trackUpdate(copyObject(in.obj), current, manager, rt)
-		return h.prepareWrite(obj, current, rt)
+	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+			// tryUpdate may run again on a fresher object: work on a copy.
+			obj := h.trackUpdate(copyObject(in.obj), current, manager, rt, drop)
+			return h.prepareWrite(obj, current, rt)
+		})
 	})
 	if err != nil {
 		return err
