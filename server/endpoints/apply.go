@@ -59,6 +59,9 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 		})
 		if rt.status || !apierrors.IsNotFound(err) {
 			if err != nil {
+				// As kube-apiserver, which records warnings as it goes: a
+				// refusal after the merge still carries them.
+				writeWarnings(w, a.warnings)
 				return err
 			}
 			return h.writeObject(w, out, http.StatusOK, result, a.warnings)
@@ -68,6 +71,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			continue // created meanwhile: apply to it
 		}
 		if err != nil {
+			writeWarnings(w, a.warnings)
 			return storageStatus(err, h.gr, rt.name, verbOther)
 		}
 		return h.writeObject(w, out, http.StatusCreated, created, a.warnings)

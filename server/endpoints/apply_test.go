@@ -203,6 +203,12 @@ func TestApply(t *testing.T) {
 		}
 		e.apply(base+"d?fieldManager=alice&fieldValidation=Strict", widgetYAML("d", "spec: {size: 6, size: 7}")).wantStatus(t, 400, metav1.StatusReasonBadRequest,
 			"error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  line 4: key \"size\" already set in map")
+		// An apply refused after the merge still carries the warnings.
+		r = e.apply(base+"d?fieldManager=alice", widgetYAML("d", "metadata: {name: d, resourceVersion: \"1\"}", "spec: {size: 8, size: 9}"))
+		r.wantStatus(t, 409, metav1.StatusReasonConflict, "")
+		if w := r.header.Values("Warning"); !slices.Equal(w, []string{`299 - "line 4: key \"metadata\" already set in map"`, `299 - "line 5: key \"size\" already set in map"`}) {
+			t.Fatalf("warnings of a refused apply: %q", w)
+		}
 	})
 }
 
