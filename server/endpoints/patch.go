@@ -58,7 +58,8 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // the stored object and the result stored as an update, retried on the
 // fresh object when the stored one changes meanwhile. A patch that sets
 // metadata.resourceVersion makes that a precondition (409 on mismatch).
-// The object must exist (404).
+// The object must exist (404), but for a server-side apply (apply.go),
+// which creates it.
 func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || !slices.Contains(patchTypes, mt) {
