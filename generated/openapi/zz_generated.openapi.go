@@ -306,6 +306,14 @@ func schema_apiloom_apis_example_v1_DatabaseStatus(ref common.ReferenceCallback)
 						},
 					},
 					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
 							Description: "Conditions are the standard condition list (Ready, Degraded, ...).",
 							Type:        []string{"array"},
@@ -474,6 +482,11 @@ func schema_apiloom_apis_example_v1_RegionSpec(ref common.ReferenceCallback) com
 						},
 					},
 					"zones": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
 							Description: "Zones are the availability zones databases may be spread over.",
 							Type:        []string{"array"},

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -13,13 +14,14 @@ import (
 // create serves POST on a collection: 201 with the stored object. The name
 // comes from the body (or its generateName, retried with a fresh suffix when
 // taken), the namespace from the URL. dryRun=All checks everything,
-// including that the name is free, and stores nothing.
+// including that the name is free, and stores nothing. The creator, named
+// by fieldManager or its User-Agent, owns every field it set.
 func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) error {
 	out, opts, in, err := h.readWrite(w, r, parseCreateOptions)
 	if err != nil {
 		return err
 	}
-	obj := in.obj
+	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 	if err := h.prepareCreate(obj, rt.namespace, time.Now()); err != nil {
 		return err
@@ -29,9 +31,15 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	for attempt := 1; ; attempt++ {
 		key := storage.Key(obj.GetNamespace(), obj.GetName())
 		if opts.dryRun {
-			created, err = obj, h.dryRunCreate(r, key)
+			created, err = obj, h.dryRunCreate(ctx, key)
 		} else {
 			created, err = h.store.Create(ctx, key, obj)
+			if errors.Is(err, storage.ErrTooLarge) && len(obj.GetManagedFields()) > 0 {
+				// Too large with its managed fields: stored without them,
+				// as kube-apiserver does.
+				obj.SetManagedFields(nil)
+				created, err = h.store.Create(ctx, key, obj)
+			}
 		}
 		if !generated || !errors.Is(err, storage.ErrExists) || attempt == maxGenerateNameAttempts {
 			break
@@ -50,8 +58,8 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 // dryRunCreate checks that a create at key would not collide, as
 // kube-apiserver's dry-run storage does. A key whose value does not decode
 // is taken, as the create itself would find it.
-func (h *handler[O]) dryRunCreate(r *http.Request, key string) error {
-	_, err := h.store.Get(r.Context(), key, storage.GetOptions{})
+func (h *handler[O]) dryRunCreate(ctx context.Context, key string) error {
+	_, err := h.store.Get(ctx, key, storage.GetOptions{})
 	switch {
 	case err == nil, errors.Is(err, storage.ErrCorrupt):
 		return &storage.Error{Err: storage.ErrExists, Key: key}

@@ -8,15 +8,17 @@
 // resource.Definition to a storage.Interface (the etcd store or the watch
 // cache); NewHandler routes requests to those resources. Each verb lives in
 // its own file (get.go, list.go, watch.go, create.go, update.go, patch.go,
-// delete.go, with WebSocket watches in websocket.go, and in watchsource.go
+// with server-side apply in apply.go, delete.go, with WebSocket watches in
+// websocket.go, and in watchsource.go
 // the watch an HTTP/2 connection pulls without a goroutine of its own:
 // see server/detach); what they share is
 // split by concern: the routes (router.go), query options (options.go),
 // request bodies (body.go), content negotiation (negotiate.go), responses
 // and Tables (response.go, table.go, with the resource's printer columns
 // in columns.go), the metadata rules of writes, which also apply the
-// type's generated defaults and validation (meta.go, names.go) and errors
-// as metav1.Status (status.go).
+// type's generated defaults and validation (meta.go, names.go), the
+// managed fields every write records (managedfields.go) and errors as
+// metav1.Status (status.go).
 //
 // Objects storage returns may be shared with other readers (the watch
 // cache's are) and are never modified; a watch event the producer encoded

@@ -135,7 +135,8 @@ func newEnvWith(t *testing.T, tls bool, gdef *resource.Definition[*gadget]) *env
 	e.widgets = storage.New(c, storage.ResourcePrefix("/registry", &wdef.Info), wdef)
 	e.gadgets = storage.New(c, storage.ResourcePrefix("/registry", &gdef.Info), gdef)
 	e.client = c
-	h := NewHandler(NewResource(wdef, e.widgets), NewResource(gdef, e.gadgets))
+	tc := WithTypeConverter(testTypeConverter(t))
+	h := NewHandler(NewResource(wdef, e.widgets, tc), NewResource(gdef, e.gadgets, tc))
 	if tls {
 		e.srv = httptest.NewUnstartedServer(h)
 		e.srv.EnableHTTP2 = true

@@ -1,6 +1,10 @@
 package endpoints
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/managedfields"
+)
 
 // Limits bound what one request may make a resource's handler do. The
 // server sets them from its flags; DefaultLimits are kube-apiserver's
@@ -60,9 +64,22 @@ type Option func(*handlerConfig)
 
 // handlerConfig is what Options set.
 type handlerConfig struct {
-	limits  Limits
-	schemas *Schemas
+	limits        Limits
+	schemas       *Schemas
+	typeConverter managedfields.TypeConverter
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).
 func WithLimits(l Limits) Option { return func(c *handlerConfig) { c.limits = l } }
+
+// WithTypeConverter sets how the resource's objects are seen by the field
+// manager that keeps their managed fields and merges server-side applies:
+// tc must know the resource's kind. The server passes the one it builds
+// from the OpenAPI schemas of all its kinds (registry), so lists and maps
+// merge as their +listType and +mapType markers say. Without this option
+// the resource is treated as kube-apiserver treats a CustomResourceDefinition
+// without a schema: structs and maps merge field by field and every list is
+// atomic (managedfields.NewDeducedTypeConverter).
+func WithTypeConverter(tc managedfields.TypeConverter) Option {
+	return func(c *handlerConfig) { c.typeConverter = tc }
+}

@@ -29,10 +29,14 @@ func (h *handler[O]) ensureNamespace(obj metav1.Object, namespace string) error 
 	case ns == "":
 		obj.SetNamespace(namespace)
 	case ns != namespace:
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return errNamespaceMismatch
 	}
 	return nil
 }
+
+// errNamespaceMismatch is the 400 for a body whose namespace is not the
+// request's.
+var errNamespaceMismatch = apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 
 // prepareCreate turns a decoded create body into the object to store. The
 // client's system fields and resourceVersion are dropped, the server's set
@@ -40,6 +44,8 @@ func (h *handler[O]) ensureNamespace(obj metav1.Object, namespace string) error 
 // when it has its own subresource, and a name generated from generateName
 // if there is none. It then applies the type's defaults and validates the
 // metadata and the type's markers, all violations in one 422 Invalid.
+// Managed fields are the caller's: tracked (trackCreate) or merged by an
+// apply before.
 func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error {
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
@@ -48,7 +54,6 @@ func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error
 	obj.SetSelfLink("")
 	obj.SetDeletionTimestamp(nil)
 	obj.SetDeletionGracePeriodSeconds(nil)
-	obj.SetManagedFields(nil) // server-side apply is not offered; nothing tracks them
 	obj.SetUID(types.UID(uuid.NewUUID()))
 	obj.SetCreationTimestamp(metav1.NewTime(now.Truncate(time.Second)))
 	obj.SetGeneration(1)
@@ -84,7 +89,10 @@ func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
 // defaults are applied before that comparison. The metadata, including the
 // immutable fields, and the type's markers are then validated, all
 // violations in one 422 Invalid. The whole object is validated, its status
-// (current's, with a status subresource) too.
+// (current's, with a status subresource) too. Managed fields are obj's,
+// which the caller tracked or an apply merged, unless only their
+// timestamps moved in a write that changes nothing else
+// (keepManagedFieldsTimes).
 func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
@@ -112,24 +120,36 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	if current.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
 		obj.SetDeletionGracePeriodSeconds(current.GetDeletionGracePeriodSeconds())
 	}
-	obj.SetManagedFields(nil)
 	obj.SetSelfLink("")
+	keepManagedFieldsTimes(obj, current)
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
 	return h.invalid(obj, append(errs, h.def.Validate(obj)...))
 }
 
 // prepareStatusUpdate returns the object to store for a write to /status:
-// current with only its status taken from obj, defaulted and validated
+// current with only its status and its managed fields (tracked by the
+// caller, or merged by an apply) taken from obj, defaulted and validated
 // whole (422 Invalid). The resourceVersion rules are those of the main
-// resource.
+// resource. current is the caller's copy and becomes the result.
 func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return zero, err
 	}
+	// Only a write whose managed fields differ from current's by their
+	// timestamps alone needs current as it was (keepManagedFieldsTimes).
+	var before O
+	timesMoved := managedTimesOnlyMoved(obj.GetManagedFields(), current.GetManagedFields())
+	if timesMoved {
+		before = copyObject(current)
+	}
 	h.def.CopyStatus(current, obj)
+	current.SetManagedFields(obj.GetManagedFields())
 	h.def.Default(current)
+	if timesMoved {
+		keepManagedFieldsTimes(current, before)
+	}
 	if err := h.invalid(current, h.def.Validate(current)); err != nil {
 		return zero, err
 	}

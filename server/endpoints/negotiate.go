@@ -17,6 +17,7 @@ const (
 	mediaYAML       = "application/yaml"
 	mediaJSONPatch  = "application/json-patch+json"
 	mediaMergePatch = "application/merge-patch+json"
+	mediaApplyPatch = "application/apply-patch+yaml"
 )
 
 // encoding is the syntax of a response.

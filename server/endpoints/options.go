@@ -122,6 +122,12 @@ type writeOptions struct {
 	// fieldValidation is Strict, Warn or Ignore; Warn when unset, as
 	// kube-apiserver defaults it.
 	fieldValidation string
+	// fieldManager names the writer in the object's managed fields; when
+	// empty, the User-Agent does (managerName). Required for apply.
+	fieldManager string
+	// force makes an apply take over the fields other managers own rather
+	// than fail with a conflict; only apply may set it.
+	force bool
 }
 
 // strict reports whether the body must be decoded strictly.
@@ -134,7 +140,7 @@ func parseCreateOptions(q url.Values) (writeOptions, error) {
 	if errs := metav1validation.ValidateCreateOptions(&opts); len(errs) > 0 {
 		return writeOptions{}, invalidOptions("CreateOptions", errs)
 	}
-	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+	return newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager), nil
 }
 
 // parseUpdateOptions reads and validates metav1.UpdateOptions.
@@ -143,7 +149,7 @@ func parseUpdateOptions(q url.Values) (writeOptions, error) {
 	if errs := metav1validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
 		return writeOptions{}, invalidOptions("UpdateOptions", errs)
 	}
-	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+	return newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager), nil
 }
 
 // parsePatchOptions reads and validates metav1.PatchOptions for a patch of
@@ -157,15 +163,17 @@ func parsePatchOptions(q url.Values, pt string) (writeOptions, error) {
 	if errs := metav1validation.ValidatePatchOptions(&opts, patchType(pt)); len(errs) > 0 {
 		return writeOptions{}, invalidOptions("PatchOptions", errs)
 	}
-	return newWriteOptions(opts.DryRun, opts.FieldValidation), nil
+	wo := newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager)
+	wo.force = opts.Force != nil && *opts.Force
+	return wo, nil
 }
 
-func newWriteOptions(dryRun []string, fieldValidation string) writeOptions {
+func newWriteOptions(dryRun []string, fieldValidation, fieldManager string) writeOptions {
 	if fieldValidation == "" {
 		fieldValidation = metav1.FieldValidationWarn
 	}
 	// Validation has allowed only "All" as a dryRun value.
-	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fieldValidation}
+	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fieldValidation, fieldManager: fieldManager}
 }
 
 // deleteQueryOptions reads metav1.DeleteOptions from q, for a delete

@@ -50,7 +50,8 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // the stored object and the result stored as an update, retried on the
 // fresh object when the stored one changes meanwhile. A patch that sets
 // metadata.resourceVersion makes that a precondition (409 on mismatch).
-// The object must exist (404).
+// The object must exist (404), but for a server-side apply (apply.go),
+// which creates it.
 func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || !slices.Contains(resource.PatchTypes(), mt) {
@@ -68,22 +69,28 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
+	if mt == mediaApplyPatch {
+		return h.apply(w, r, rt, out, opts, body)
+	}
 	p, err := parsePatch(mt, body, opts)
 	if err != nil {
 		return err
 	}
 	var warnings []string
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
-		var zero O
-		obj, ws, err := h.applyPatch(p, current, opts)
-		if err != nil {
-			return zero, err
-		}
-		warnings = ws // from the attempt that counts
-		if err := h.checkName(obj, rt); err != nil {
-			return zero, err
-		}
-		return h.prepareWrite(obj, current, rt)
+	manager := managerName(opts.fieldManager, r.UserAgent())
+	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+			var zero O
+			obj, ws, err := h.applyPatch(p, current, opts)
+			if err != nil {
+				return zero, err
+			}
+			warnings = ws // from the attempt that counts
+			if err := h.checkName(obj, rt); err != nil {
+				return zero, err
+			}
+			return h.prepareWrite(h.trackUpdate(obj, current, manager, rt, drop), current, rt)
+		})
 	})
 	if err != nil {
 		return err

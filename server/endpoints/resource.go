@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -36,6 +37,8 @@ type handler[O resource.Object] struct {
 	limits Limits
 	// patchMeta says how strategic merge patch merges each field.
 	patchMeta strategicpatch.LookupPatchMeta
+	// managed keeps the objects' managed fields (managedfields.go).
+	managed *fieldManagers
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -45,7 +48,8 @@ var _ Resource = (*handler[resource.Object])(nil)
 // of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
 // programming error apiserver-gen refuses to generate, when def.New does
 // not make a pointer to a struct, or when WithSchemas gives definitions
-// that lack def.OpenAPIName.
+// that lack def.OpenAPIName. Managed fields are kept, and server-side
+// apply merges, by the type converter WithTypeConverter gives.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
 	cfg := handlerConfig{limits: DefaultLimits()}
 	for _, o := range opts {
@@ -57,6 +61,14 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	}
 	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
+		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
+	}
+	tc := cfg.typeConverter
+	if tc == nil {
+		tc = managedfields.NewDeducedTypeConverter()
+	}
+	managed, err := newFieldManagers(def, tc)
+	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
 	keys := map[string]bool{"metadata.name": true}
@@ -76,6 +88,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		now:       time.Now,
 		limits:    cfg.limits,
 		patchMeta: meta,
+		managed:   managed,
 	}
 }
 

@@ -100,7 +100,7 @@ func BenchmarkStrategicPatchAtLimit(b *testing.B) {
 		}
 		return t
 	}
-	opts := newWriteOptions(nil, "")
+	opts := newWriteOptions(nil, "", "")
 	for _, bc := range []struct {
 		name  string
 		spec  rigSpec
@@ -134,7 +134,7 @@ func BenchmarkPatchApply(b *testing.B) {
 	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
 		b.Fatal(err)
 	}
-	opts := newWriteOptions(nil, "")
+	opts := newWriteOptions(nil, "", "")
 	patch := []byte(`{"metadata":{"labels":{"b":"2"}},"spec":{"size":3,"params":{"q":"2"}}}`)
 	for _, mt := range []string{mediaMergePatch, mediaStrategicMergePatch} {
 		b.Run(mt[len("application/"):], func(b *testing.B) {

@@ -14,7 +14,9 @@ import (
 
 // update serves PUT of an object or of its status: 200 with the stored
 // object. The body must carry the stored resourceVersion (422 without one,
-// 409 Conflict with another) and the object's name; it never creates.
+// 409 Conflict with another) and the object's name; it never creates. The
+// writer, named by fieldManager or its User-Agent, comes to own the fields
+// it changed.
 func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) error {
 	out, opts, in, err := h.readWrite(w, r, parseUpdateOptions)
 	if err != nil {
@@ -23,9 +25,13 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 	if err := h.checkName(in.obj, rt); err != nil {
 		return err
 	}
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
-		// tryUpdate may run again on a fresher object: work on a copy.
-		return h.prepareWrite(copyObject(in.obj), current, rt)
+	manager := managerName(opts.fieldManager, r.UserAgent())
+	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+			// tryUpdate may run again on a fresher object: work on a copy.
+			obj := h.trackUpdate(copyObject(in.obj), current, manager, rt, drop)
+			return h.prepareWrite(obj, current, rt)
+		})
 	})
 	if err != nil {
 		return err
@@ -48,12 +54,12 @@ func (h *handler[O]) prepareWrite(obj, current O, rt route) (O, error) {
 }
 
 // checkName is 400 when the object in a body is not the one the URL names.
-// As in kube-apiserver, which checks the namespace before the name, and
-// words both the same for every update and patch.
+// kube-apiserver checks the namespace first, and words that as
+// ensureNamespace does.
 func (h *handler[O]) checkName(obj O, rt route) error {
 	switch {
 	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return errNamespaceMismatch
 	case obj.GetName() == "":
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", rt.name))
 	case obj.GetName() != rt.name:

@@ -158,3 +158,17 @@ func TestStatusSubresource(t *testing.T) {
 	e.do("GET", gadgetsPath+"/nostatus/status", "", "").wantStatus(t, 404, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 	e.do("DELETE", base+"s/status", "", "").wantStatus(t, 405, metav1.StatusReasonMethodNotAllowed, `delete is not supported on resources of kind "widgets.storagetest.apiloom.dev"`)
 }
+
+// TestNamespaceMismatch: a body naming another namespace is worded the
+// same on every write, as kube-apiserver checks the namespace before the
+// name everywhere.
+func TestNamespaceMismatch(t *testing.T) {
+	e := newEnv(t, false)
+	base := widgetsPath + "nsm/widgets/"
+	w := e.createWidget("nsm", "w", "red")
+	const msg = "the namespace of the provided object does not match the namespace sent on the request"
+	w.Namespace = "other"
+	e.put(base+"w", w).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
+	e.do("PATCH", base+"w", "application/merge-patch+json", `{"metadata":{"namespace":"other"}}`).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
+	e.apply(base+"w?fieldManager=a", widgetYAML("w", "metadata: {name: w, namespace: other}")).wantStatus(t, 400, metav1.StatusReasonBadRequest, msg)
+}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/apiloom/apiloom/server/cache"
+	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -58,12 +60,26 @@ func (s *Served) Ready() bool {
 	return true
 }
 
-// builder builds one resource's storage and handler on a backend; schemas
-// are the registry's OpenAPI definitions (nil without them).
-type builder func(ctx context.Context, b Backend, schemas *endpoints.Schemas, out *Served) error
+// shared is what every resource of a registry is built with, made once
+// per Build.
+type shared struct {
+	// tc is the type converter of every kind: how the field manager sees
+	// objects when it keeps managed fields and merges applies.
+	tc managedfields.TypeConverter
+	// schemas are the OpenAPI definitions strategic merge patch reads.
+	schemas *endpoints.Schemas
+}
+
+// builder builds one resource's storage and handler on a backend.
+type builder func(ctx context.Context, b Backend, sh shared, out *Served) error
 
 func buildFor[O resource.Object](def *resource.Definition[O]) builder {
-	return func(ctx context.Context, b Backend, schemas *endpoints.Schemas, out *Served) error {
+	return func(ctx context.Context, b Backend, sh shared, out *Served) error {
+		probe := def.New()
+		probe.GetObjectKind().SetGroupVersionKind(def.GroupVersionKind())
+		if _, err := sh.tc.ObjectToTyped(probe); err != nil {
+			return fmt.Errorf("%w: %w", ErrNoSchema, err)
+		}
 		var log *slog.Logger
 		if b.Log != nil {
 			log = b.Log.With("resource", def.GroupResource().String())
@@ -87,12 +103,9 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			out.readies = append(out.readies, c.Ready)
 			iface = c
 		}
-		var opts []endpoints.Option
+		opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas)}
 		if b.Limits != nil {
 			opts = append(opts, endpoints.WithLimits(*b.Limits))
-		}
-		if schemas != nil {
-			opts = append(opts, endpoints.WithSchemas(schemas))
 		}
 		out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 		return nil
@@ -101,20 +114,48 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 
 // Build constructs storage and handlers for every registered resource. On
 // error, whatever was built is closed again.
+//
+// The resources share one type converter, built here once from the OpenAPI
+// schemas of every kind (discovery.Models), as kube-apiserver builds its
+// own: it is how the field manager of each resource sees objects when it
+// keeps their managed fields and merges server-side applies. Build fails
+// with ErrNoSchema when a kind has no schema.
 func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if b.Client == nil {
 		return nil, errors.New("registry: backend has no etcd client")
 	}
-	var schemas *endpoints.Schemas
-	if r.openAPI != nil {
-		schemas = endpoints.NewSchemas(r.openAPI) // once, shared by every resource
+	tc, err := r.TypeConverter()
+	if err != nil {
+		return nil, err
 	}
+	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI)}
 	out := &Served{}
 	for _, e := range r.entries {
-		if err := e.build(ctx, b, schemas, out); err != nil {
+		if err := e.build(ctx, b, sh, out); err != nil {
 			out.Close()
 			return nil, fmt.Errorf("build %s: %w", e.Info.GroupResource(), err)
 		}
 	}
 	return out, nil
+}
+
+// ErrNoSchema is returned by Build and TypeConverter when the OpenAPI
+// definitions lack a registered kind's schema, without which its managed
+// fields cannot be kept.
+var ErrNoSchema = errors.New("registry: no OpenAPI schema")
+
+// TypeConverter returns the type converter of every registered kind, built
+// from the OpenAPI definitions SetOpenAPIDefinitions recorded: what
+// structured-merge-diff merges server-side applies with. Build calls it;
+// it is exported for tests and benchmarks that serve a resource by hand.
+func (r *Registry) TypeConverter() (managedfields.TypeConverter, error) {
+	models, err := discovery.Models(r.Infos(), r.openAPI)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoSchema, err)
+	}
+	tc, err := managedfields.NewTypeConverter(models, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoSchema, err)
+	}
+	return tc, nil
 }

@@ -68,7 +68,9 @@ func (d *decodeErrors) report(fullKey string, err error) {
 		clear(d.logged)
 	}
 	d.logged[fullKey] = se.ResourceVersion
-	d.mu.Unlock()
+	// Logged under mu, so a reader that finds this revision recorded
+	// returns after its line is written (rare: once per revision).
+	defer d.mu.Unlock()
 	d.log.Error("storage: stored object does not decode; it is left out of lists and watches until it is rewritten, "+
 		"or deleted with DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential",
 		"key", fullKey, "revision", se.ResourceVersion, "err", se.Detail)

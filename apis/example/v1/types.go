@@ -99,6 +99,9 @@ type DatabaseStatus struct {
 	// ObservedGeneration is the metadata.generation the controller last acted on.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Conditions are the standard condition list (Ready, Degraded, ...).
+	//
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -138,6 +141,8 @@ type RegionSpec struct {
 	// +kubebuilder:validation:Enum=aws;gcp;azure;on-prem
 	Provider string `json:"provider,omitempty"`
 	// Zones are the availability zones databases may be spread over.
+	//
+	// +listType=set
 	Zones []string `json:"zones,omitempty"`
 }
 

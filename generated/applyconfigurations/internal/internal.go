@@ -85,7 +85,9 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - type
     - name: endpoint
       type:
         scalar: string
@@ -142,7 +144,7 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             scalar: string
-          elementRelationship: atomic
+          elementRelationship: associative
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:

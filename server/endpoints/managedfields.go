@@ -1,0 +1,265 @@
+package endpoints
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Managed fields (metadata.managedFields) record which manager set which
+// field, and with which operation: Apply for server-side apply, Update for
+// every other write. Server-side apply needs them to merge a manager's
+// configuration and to find conflicts, and people read them to learn who
+// owns what. They are kept on every create, update, patch and /status
+// write by k8s.io/apimachinery's field manager over structured-merge-diff,
+// exactly as kube-apiserver keeps them, never by logic of our own: how
+// lists and maps merge comes from the type converter (the OpenAPI schema
+// of the kind, see WithTypeConverter), how entries are named, timed,
+// merged per manager and capped at ten Update managers from the library.
+
+// fieldManagers keeps the managed fields of one resource's objects: one
+// field manager for writes to the object and one for writes to its status.
+// Immutable after newFieldManagers and safe for concurrent use.
+type fieldManagers struct {
+	main *managedfields.FieldManager
+	// status is nil when the resource has no status subresource.
+	status *managedfields.FieldManager
+}
+
+// newFieldManagers builds the field managers of def's objects over tc.
+// Their reset fields are what the handlers ignore (meta.go): a write to
+// the object never sets its status when there is a status subresource, and
+// a write to /status sets nothing but the status. So no manager comes to
+// own a field its write could not change, as with kube-apiserver's
+// strategies that reset fields.
+func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managedfields.TypeConverter) (*fieldManagers, error) {
+	gvk := def.GroupVersionKind()
+	conv := typedConvertor[O]{def: def, gvk: gvk}
+	version := fieldpath.APIVersion(gvk.GroupVersion().String())
+	var mainReset map[fieldpath.APIVersion]fieldpath.Filter
+	if def.HasStatus {
+		mainReset = map[fieldpath.APIVersion]fieldpath.Filter{
+			version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
+		}
+	}
+	// The resource has one version, which is also the field manager's hub:
+	// converting only changes the representation (typedConvertor).
+	main, err := managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "", mainReset)
+	if err != nil {
+		return nil, err
+	}
+	fm := &fieldManagers{main: main}
+	if def.HasStatus {
+		statusOnly := map[fieldpath.APIVersion]fieldpath.Filter{
+			version: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status")),
+		}
+		if fm.status, err = managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "status", statusOnly); err != nil {
+			return nil, err
+		}
+	}
+	return fm, nil
+}
+
+// forRoute is the field manager of a write through rt's endpoint.
+func (f *fieldManagers) forRoute(rt route) *managedfields.FieldManager {
+	if rt.status {
+		return f.status
+	}
+	return f.main
+}
+
+// trackCreate records in obj's managed fields, as an Update by manager,
+// every field obj sets. obj is a decoded create body the caller owns; it
+// gets the resource's defaults first, as kube-apiserver's decoding gives
+// them, so a defaulted field counts as set by its creator. Managed fields
+// the client sent are the starting point when they parse (kube-apiserver
+// lets a client write them), and are otherwise ignored.
+func (h *handler[O]) trackCreate(obj O, manager string) O {
+	h.def.Default(obj)
+	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
+	return h.managed.main.UpdateNoErrors(h.newObject(), obj, manager).(O)
+}
+
+// trackUpdate records in obj's managed fields, as an Update by manager
+// through rt's endpoint, every field obj changes from current. obj, which
+// the caller owns, gets the resource's defaults first (see trackCreate).
+// Managed fields sent to the object's endpoint replace current's when they
+// parse, and [{}] (or []) clears them; /status always starts from
+// current's. A failure of the field manager, which valid objects never
+// cause, keeps current's managed fields, as kube-apiserver does. With
+// drop, obj gets no managed fields at all (withoutManagedFieldsIfTooLarge).
+func (h *handler[O]) trackUpdate(obj, current O, manager string, rt route, drop bool) O {
+	h.def.Default(obj)
+	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
+	if drop {
+		obj.SetManagedFields(nil)
+		return obj
+	}
+	return h.managed.forRoute(rt).UpdateNoErrors(current, obj, manager).(O)
+}
+
+// withoutManagedFieldsIfTooLarge runs an update or patch, write(false),
+// and when the result is too large to store runs it again as write(true),
+// which stores the object without managed fields: they can be large, and
+// kube-apiserver would rather lose them than the write. Server-side apply
+// never does this, as its managed fields are the point.
+func (h *handler[O]) withoutManagedFieldsIfTooLarge(write func(drop bool) (O, error)) (O, error) {
+	result, err := write(false)
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		return write(true)
+	}
+	return result, err
+}
+
+// newObject is an empty object of the resource, with its kind set: the
+// "live" object of a create.
+func (h *handler[O]) newObject() O {
+	obj := h.def.New()
+	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
+	return obj
+}
+
+// managerName is who a write is recorded as made by: the fieldManager
+// parameter or, without one, the client's User-Agent up to its first "/"
+// ("kubectl" for "kubectl/v1.37.1 (linux/amd64) kubernetes/..."), without
+// unprintable characters and cut to the 128 bytes a fieldManager may have,
+// as kube-apiserver derives it. The field manager records an empty name as
+// "unknown".
+func managerName(fieldManager, userAgent string) string {
+	if fieldManager != "" {
+		return fieldManager
+	}
+	prefix, _, _ := strings.Cut(userAgent, "/")
+	var b strings.Builder
+	for _, r := range prefix {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// keepManagedFieldsTimes undoes what a write did to obj's managed fields
+// when all it did was move timestamps and obj is otherwise current as it
+// is: such a write then stores nothing (storage skips writes that change no
+// byte), so repeating an update or an apply neither bumps the
+// resourceVersion nor wakes watchers, as in kube-apiserver. A timestamp
+// otherwise says when its manager last wrote.
+func keepManagedFieldsTimes[O resource.Object](obj, current O) {
+	mf, old := obj.GetManagedFields(), current.GetManagedFields()
+	if !managedTimesOnlyMoved(mf, old) {
+		return
+	}
+	kept := make([]metav1.ManagedFieldsEntry, len(mf))
+	for i := range mf {
+		kept[i] = mf[i]
+		kept[i].Time = old[i].Time
+	}
+	obj.SetManagedFields(kept)
+	if !equality.Semantic.DeepEqual(obj, current) {
+		obj.SetManagedFields(mf)
+	}
+}
+
+// managedTimesOnlyMoved reports whether the managed fields mf differ from
+// old in timestamps and in nothing else.
+func managedTimesOnlyMoved(mf, old []metav1.ManagedFieldsEntry) bool {
+	if len(mf) == 0 || len(mf) != len(old) {
+		return false
+	}
+	moved := false
+	for i := range mf {
+		a, b := mf[i], old[i]
+		if !a.Time.Equal(b.Time) {
+			moved = true
+		}
+		a.Time, b.Time = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return moved
+}
+
+// errNotConvertible is returned by typedConvertor for what the field
+// manager never asks of it.
+var errNotConvertible = errors.New("endpoints: unsupported conversion")
+
+// typedConvertor is the runtime.ObjectConvertor, ObjectDefaulter and
+// ObjectCreater the field manager asks for. A resource has one version, so
+// converting only changes representation: structured-merge-diff produces
+// unstructured objects, which become the resource's typed ones.
+type typedConvertor[O resource.Object] struct {
+	def *resource.Definition[O]
+	gvk schema.GroupVersionKind
+}
+
+var (
+	_ runtime.ObjectConvertor = typedConvertor[resource.Object]{}
+	_ runtime.ObjectDefaulter = typedConvertor[resource.Object]{}
+	_ runtime.ObjectCreater   = typedConvertor[resource.Object]{}
+)
+
+// New implements runtime.ObjectCreater.
+func (c typedConvertor[O]) New(kind schema.GroupVersionKind) (runtime.Object, error) {
+	if kind != c.gvk {
+		return nil, runtime.NewNotRegisteredErrForKind("apiloom", kind)
+	}
+	obj := c.def.New()
+	obj.GetObjectKind().SetGroupVersionKind(c.gvk)
+	return obj, nil
+}
+
+// Default implements runtime.ObjectDefaulter with the type's defaults.
+func (c typedConvertor[O]) Default(obj runtime.Object) {
+	if o, ok := obj.(O); ok {
+		c.def.Default(o)
+	}
+}
+
+// ConvertToVersion implements runtime.ObjectConvertor: a typed object is
+// returned as it is, an unstructured one decoded into a new typed object.
+func (c typedConvertor[O]) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	switch o := in.(type) {
+	case O:
+		return o, nil
+	case runtime.Unstructured:
+		out := c.def.New()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), out); err != nil {
+			return nil, err
+		}
+		out.GetObjectKind().SetGroupVersionKind(c.gvk)
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: %T to %s", errNotConvertible, in, c.gvk)
+}
+
+// Convert implements runtime.ObjectConvertor; the field manager does not
+// use it.
+func (c typedConvertor[O]) Convert(in, _, _ any) error {
+	return fmt.Errorf("%w: %T", errNotConvertible, in)
+}
+
+// ConvertFieldLabel implements runtime.ObjectConvertor; the field manager
+// does not use it.
+func (c typedConvertor[O]) ConvertFieldLabel(_ schema.GroupVersionKind, label, _ string) (string, string, error) {
+	return "", "", fmt.Errorf("%w: field label %q", errNotConvertible, label)
+}
