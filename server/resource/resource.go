@@ -44,6 +44,13 @@ type Info struct {
 	// OpenAPIName is the key openapi-gen gives the type's definition, e.g.
 	// "github.com/apiloom/apiloom/apis/example/v1.Database".
 	OpenAPIName string
+	// Schema is the kind's structural schema: the JSON of an
+	// apiextensions.k8s.io/v1 JSONSchemaProps, what controller-gen writes
+	// as a CRD version's openAPIV3Schema for the same Go type and markers.
+	// The server defaults and validates writes by it (OpenAPI constraints,
+	// CEL rules, ratcheting) as kube-apiserver does for a CRD, and
+	// publishes its constraints in OpenAPI. Empty: the kind has none yet.
+	Schema string
 }
 
 // GroupVersion is the resource's API group and version.
