@@ -108,6 +108,7 @@ var comparisonMetrics = []metric{
 	idleMetric("idle server CPU s during hold", "%.2f", func(i *idleResult) float64 { return i.IdleCPU.Seconds() }),
 	listMetric("list items", "%.0f", func(l *listResult) float64 { return float64(l.Items) }),
 	listMetric("list creates/s", "%.0f", func(l *listResult) float64 { return l.CreateRate }),
+	listMetric("list updates/s", "%.0f", func(l *listResult) float64 { return l.UpdateRate }),
 	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
 	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
 	stalledMetric("stalled watchers opened", "%.0f", func(s *stalledResult) float64 { return float64(s.Opened) }),

@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/accounting"
 )
@@ -17,6 +22,13 @@ type listResult struct {
 	CreateTime  time.Duration `json:"createTime"`
 	CreateRate  float64       `json:"createRate"`
 	CreateError string        `json:"createError,omitempty"`
+	// Updated objects, by one merge patch of each object's payload with
+	// the creators' concurrency: what a write costs once the object exists
+	// (managed fields, the old object, a larger etcd transaction).
+	Updated     int64         `json:"updated"`
+	UpdateTime  time.Duration `json:"updateTime"`
+	UpdateRate  float64       `json:"updateRate"`
+	UpdateError string        `json:"updateError,omitempty"`
 	// Items is how many objects a LIST returned (the namespace may hold
 	// the other scenarios' objects too); Bytes is the body's size after
 	// any decompression; Compressed says whether it came gzipped.
@@ -50,7 +62,19 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, log
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	logf("list: created %d in %v; timing LISTs", res.Created, res.CreateTime.Round(time.Millisecond))
+	logf("list: created %d in %v; updating each once", res.Created, res.CreateTime.Round(time.Millisecond))
+	start = time.Now()
+	updated, err := patchAll(ctx, t, objs, "load-list", c.ListObjects, c.ListCreators)
+	res.UpdateTime = time.Since(start)
+	res.Updated = updated
+	res.UpdateRate = float64(res.Updated) / res.UpdateTime.Seconds()
+	if err != nil && ctx.Err() == nil {
+		res.UpdateError = err.Error()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	logf("list: updated %d in %v; timing LISTs", res.Updated, res.UpdateTime.Round(time.Millisecond))
 
 	for i := range c.ListRepeats * 2 {
 		rv0 := i%2 == 0
@@ -110,4 +134,37 @@ func timeList(ctx context.Context, t *target, rv0, gzip bool) (time.Duration, []
 		return 0, nil, false, fmt.Errorf("LIST: HTTP %d: %.300s", resp.StatusCode, body)
 	}
 	return d, body, resp.Uncompressed, nil
+}
+
+// patchAll changes the payload of objects prefix-000000 .. n-1 by one JSON
+// merge patch each, with workers concurrent writers, and returns how many
+// succeeded.
+func patchAll(ctx context.Context, t *target, objs *objectFactory, prefix string, n, workers int) (int64, error) {
+	var next, done atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) || ctx.Err() != nil {
+					return
+				}
+				body, err := objs.payloadPatch("updated")
+				if err == nil {
+					_, err = t.writer.Patch(ctx, fmt.Sprintf("%s-%06d", prefix, i), types.MergePatchType, body, metav1.PatchOptions{})
+				}
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return done.Load(), fmt.Errorf("patch %s objects: %w", prefix, err)
+	}
+	return done.Load(), ctx.Err()
 }

@@ -62,6 +62,16 @@ func (f *objectFactory) setPayload(u *unstructured.Unstructured, tag string) {
 	_ = unstructured.SetNestedField(u.Object, payload(tag, f.payloadBytes), f.payloadPath...)
 }
 
+// payloadPatch is a JSON merge patch that sets the payload to one
+// starting with tag.
+func (f *objectFactory) payloadPatch(tag string) ([]byte, error) {
+	var v any = payload(tag, f.payloadBytes)
+	for i := len(f.payloadPath) - 1; i >= 0; i-- {
+		v = map[string]any{f.payloadPath[i]: v}
+	}
+	return json.Marshal(v)
+}
+
 // stampWrite marks u as write seq, started at unixNano.
 func stampWrite(u *unstructured.Unstructured, seq int, unixNano int64) {
 	labels := u.GetLabels()

@@ -51,3 +51,14 @@ func TestObjectFactory(t *testing.T) {
 		t.Fatal("a bad --spec was accepted")
 	}
 }
+
+func TestPayloadPatch(t *testing.T) {
+	f := &objectFactory{payloadPath: []string{"spec", "version"}, payloadBytes: 12}
+	got, err := f.payloadPatch("up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"spec":{"version":"upabcdefghij"}}`; string(got) != want {
+		t.Errorf("payloadPatch = %s, want %s", got, want)
+	}
+}

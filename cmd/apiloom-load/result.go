@@ -104,9 +104,13 @@ func (r *result) print(w io.Writer) {
 	if l := r.List; l != nil {
 		row("list", "%d objects (%d created at %.0f/s), LIST returns %d items, %d KiB%s",
 			l.Objects, l.Created, l.CreateRate, l.Items, l.Bytes/1024, map[bool]string{true: " (gzip on the wire)"}[l.Compressed])
+		row("  updates", "%d patched at %.0f/s", l.Updated, l.UpdateRate)
 		row("  median", "RV=0 %s   consistent %s", ms(l.RV0.Median), ms(l.Consistent.Median))
 		if l.CreateError != "" {
 			row("  create error", "%s", l.CreateError)
+		}
+		if l.UpdateError != "" {
+			row("  update error", "%s", l.UpdateError)
 		}
 	}
 	for name, why := range r.Failures {
