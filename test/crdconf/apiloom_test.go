@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/rand"
+
 	"github.com/apiloom/apiloom/generated/apiserver"
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/testserver"
@@ -35,7 +37,7 @@ func TestAPILoomMatchesCRD(t *testing.T) {
 
 	etcd := etcdtest.Start(t)
 	ts := testserver.Start(t, apiserver.Install, testserver.WithEtcd(etcd.Endpoints()...))
-	tg, err := newTarget(ts.Config, "crdconf", func(ctx context.Context, key, value string) error {
+	tg, err := newTarget(ts.Config, "crdconf-"+rand.String(6), func(ctx context.Context, key, value string) error {
 		_, err := etcd.Put(ctx, key, value)
 		return err
 	})
