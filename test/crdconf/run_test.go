@@ -2,11 +2,13 @@ package crdconf
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -31,10 +33,11 @@ type Outcome struct {
 	Status  map[string]any `json:"status,omitempty"`
 }
 
-// A Cause is one entry of a Status's details.causes.
+// A Cause is one entry of a Status's details.causes: the field, the
+// cause's type (FieldValueRequired, ...; "reason" on the wire) and message.
 type Cause struct {
 	Field   string `json:"field,omitempty"`
-	Type    string `json:"type,omitempty"`
+	Type    string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 }
 
@@ -233,6 +236,7 @@ func (tg *target) outcome(code int, body []byte) (Outcome, error) {
 				o.Causes = append(o.Causes, c)
 			}
 		}
+		canonicalOrder(&o)
 		return o, nil
 	}
 	o.Spec = m.Spec
@@ -247,6 +251,32 @@ func (tg *target) outcome(code int, body []byte) (Outcome, error) {
 		o.Status = nil
 	}
 	return o, nil
+}
+
+// canonicalOrder sorts the causes and, when the message lists them in
+// the order they came (as kube-apiserver's "<kind> <name> is invalid: [a,
+// b]" does), lists them sorted in the message too: kube-apiserver
+// validates a schema's properties in map order, so the order of its
+// causes differs from run to run. A message that does not list the causes
+// so is kept as it is, to be compared as it is.
+func canonicalOrder(o *Outcome) {
+	if len(o.Causes) < 2 {
+		return
+	}
+	list := func(cs []Cause) string {
+		parts := make([]string, len(cs))
+		for i, c := range cs {
+			parts[i] = c.Field + ": " + c.Message
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	asSent := list(o.Causes)
+	slices.SortStableFunc(o.Causes, func(a, b Cause) int {
+		return cmp.Or(strings.Compare(a.Field, b.Field), strings.Compare(a.Type, b.Type), strings.Compare(a.Message, b.Message))
+	})
+	if prefix, ok := strings.CutSuffix(o.Message, asSent); ok {
+		o.Message = prefix + list(o.Causes)
+	}
 }
 
 func (tg *target) normalize(s string) string { return strings.ReplaceAll(s, tg.namespace, "NS") }
