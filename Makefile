@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,3 +43,6 @@ h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2, verbose
 
 interop: ## curl (HTTP/2, HTTP/1.1), nghttp, h2load and Go's client against a real server, both --http2-server settings (needs nghttp2-client)
 	hack/interop.sh
+
+crd-conformance: ## a real kube-apiserver serving controller-gen's CRD of apis/crdconf answers the table test/crdconf/testdata/cases.yaml (recorded in golden.yaml), then apiloom is compared with it
+	GO=$(GO) hack/crd-conformance.sh

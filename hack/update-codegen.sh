@@ -42,6 +42,7 @@ echo "generating for: ${dirs[*]}"
   --readonly-pkg k8s.io/apimachinery/pkg/version --readonly-pkg k8s.io/apimachinery/pkg/types \
   --readonly-pkg k8s.io/apimachinery/pkg/api/resource --readonly-pkg k8s.io/apimachinery/pkg/util/intstr \
   k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
+  k8s.io/apimachinery/pkg/util/intstr \
   "${pkgs[@]}"
 
 # The server wiring comes before the apply configurations: their type
@@ -69,3 +70,10 @@ for d in "${dirs[@]}"; do inputs+=(--input "${d#apis/}"); done
   --listers-package "$module/$out/listers" "${pkgs[@]}"
 
 gofmt -s -w "$out" apis
+
+# The CRD conformance test's CRDs: controller-gen (pinned) turns the
+# test-only group into the CRD a real kube-apiserver serves, the reference
+# apiloom's schema validation is compared with (test/crdconf).
+crds=test/crdconf/testdata/crd
+rm -rf "$crds"
+go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd paths=./apis/crdconf/... output:crd:dir="$crds"

@@ -3,6 +3,7 @@
 package apiserver
 
 import (
+	crdconfv1 "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
 	registry "github.com/apiloom/apiloom/server/registry"
@@ -12,6 +13,7 @@ import (
 // group-version in import-path order, and the OpenAPI definitions of their
 // types.
 func Install(r *registry.Registry) {
+	crdconfv1.Install(r)
 	examplev1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)
 }

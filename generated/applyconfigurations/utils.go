@@ -3,8 +3,10 @@
 package applyconfigurations
 
 import (
-	v1 "github.com/apiloom/apiloom/apis/example/v1"
-	examplev1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
+	v1 "github.com/apiloom/apiloom/apis/crdconf/v1"
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	crdconfv1 "github.com/apiloom/apiloom/generated/applyconfigurations/crdconf/v1"
+	applyconfigurationsexamplev1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
 	internal "github.com/apiloom/apiloom/generated/applyconfigurations/internal"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,19 +17,41 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=example.apiloom.dev, Version=v1
-	case v1.SchemeGroupVersion.WithKind("Database"):
-		return &examplev1.DatabaseApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DatabaseSpec"):
-		return &examplev1.DatabaseSpecApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DatabaseStatus"):
-		return &examplev1.DatabaseStatusApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DatabaseUser"):
-		return &examplev1.DatabaseUserApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("Region"):
-		return &examplev1.RegionApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("RegionSpec"):
-		return &examplev1.RegionSpecApplyConfiguration{}
+	// Group=crdconf.apiloom.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Choice"):
+		return &crdconfv1.ChoiceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Entry"):
+		return &crdconfv1.EntryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Extra"):
+		return &crdconfv1.ExtraApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Formats"):
+		return &crdconfv1.FormatsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Limit"):
+		return &crdconfv1.LimitApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Route"):
+		return &crdconfv1.RouteApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Widget"):
+		return &crdconfv1.WidgetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("WidgetSpec"):
+		return &crdconfv1.WidgetSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("WidgetStatus"):
+		return &crdconfv1.WidgetStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Window"):
+		return &crdconfv1.WindowApplyConfiguration{}
+
+		// Group=example.apiloom.dev, Version=v1
+	case examplev1.SchemeGroupVersion.WithKind("Database"):
+		return &applyconfigurationsexamplev1.DatabaseApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("DatabaseSpec"):
+		return &applyconfigurationsexamplev1.DatabaseSpecApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("DatabaseStatus"):
+		return &applyconfigurationsexamplev1.DatabaseStatusApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("DatabaseUser"):
+		return &applyconfigurationsexamplev1.DatabaseUserApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("Region"):
+		return &applyconfigurationsexamplev1.RegionApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("RegionSpec"):
+		return &applyconfigurationsexamplev1.RegionSpecApplyConfiguration{}
 
 	}
 	return nil

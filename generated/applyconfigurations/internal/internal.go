@@ -23,6 +23,285 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Choice
+  map:
+    fields:
+    - name: a
+      type:
+        scalar: string
+    - name: b
+      type:
+        scalar: string
+    - name: c
+      type:
+        scalar: string
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Entry
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: weight
+      type:
+        scalar: numeric
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Extra
+  map:
+    fields:
+    - name: known
+      type:
+        scalar: string
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Formats
+  map:
+    fields:
+    - name: byte
+      type:
+        scalar: string
+    - name: cidr
+      type:
+        scalar: string
+    - name: date
+      type:
+        scalar: string
+    - name: dateTime
+      type:
+        scalar: string
+    - name: duration
+      type:
+        scalar: string
+    - name: email
+      type:
+        scalar: string
+    - name: hostname
+      type:
+        scalar: string
+    - name: ipv4
+      type:
+        scalar: string
+    - name: ipv6
+      type:
+        scalar: string
+    - name: mac
+      type:
+        scalar: string
+    - name: objectID
+      type:
+        scalar: string
+    - name: uri
+      type:
+        scalar: string
+    - name: uuid
+      type:
+        scalar: string
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Limit
+  map:
+    fields:
+    - name: max
+      type:
+        scalar: numeric
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Route
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+      default: ""
+    - name: path
+      type:
+        scalar: string
+    - name: port
+      type:
+        scalar: numeric
+      default: 0
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Widget
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetStatus
+      default: {}
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetSpec
+  map:
+    fields:
+    - name: alias
+      type:
+        scalar: string
+    - name: choice
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Choice
+    - name: class
+      type:
+        scalar: string
+    - name: code
+      type:
+        scalar: string
+    - name: comment
+      type:
+        scalar: string
+    - name: config
+      type:
+        namedType: __untyped_atomic_
+    - name: emails
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: engine
+      type:
+        scalar: string
+      default: ""
+    - name: entries
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Entry
+          elementRelationship: associative
+          keys:
+          - name
+    - name: extra
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Extra
+    - name: formats
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Formats
+    - name: generation
+      type:
+        scalar: numeric
+    - name: kinds
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: label
+      type:
+        scalar: string
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
+          elementRelationship: separable
+    - name: limits
+      type:
+        map:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Limit
+          elementRelationship: atomic
+    - name: lockReason
+      type:
+        scalar: string
+    - name: maxReplicas
+      type:
+        scalar: numeric
+    - name: minReplicas
+      type:
+        scalar: numeric
+    - name: mode
+      type:
+        scalar: string
+    - name: owner
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: ports
+      type:
+        list:
+          elementType:
+            scalar: numeric
+          elementRelationship: associative
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: routes
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Route
+          elementRelationship: associative
+          keys:
+          - host
+          - port
+    - name: score
+      type:
+        scalar: numeric
+    - name: shortName
+      type:
+        scalar: string
+    - name: size
+      type:
+        scalar: numeric
+    - name: step
+      type:
+        scalar: numeric
+    - name: tags
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: template
+      type:
+        namedType: __untyped_atomic_
+    - name: tier
+      type:
+        scalar: string
+    - name: window
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Window
+    - name: zones
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: phase
+      type:
+        scalar: string
+    - name: readyReplicas
+      type:
+        scalar: numeric
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Window
+  map:
+    fields:
+    - name: end
+      type:
+        scalar: string
+    - name: start
+      type:
+        scalar: string
+    elementRelationship: atomic
 - name: com.github.apiloom.apiloom.apis.example.v1.Database
   map:
     fields:
@@ -296,6 +575,20 @@ var schemaYAML = typed.YAMLObject(`types:
       default: ""
     elementRelationship: atomic
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+  scalar: untyped
+- name: io.k8s.apimachinery.pkg.runtime.RawExtension
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
   scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped

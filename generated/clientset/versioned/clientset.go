@@ -6,6 +6,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	crdconfv1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -14,13 +15,20 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	CrdconfV1() crdconfv1.CrdconfV1Interface
 	ExampleV1() examplev1.ExampleV1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	crdconfV1 *crdconfv1.CrdconfV1Client
 	exampleV1 *examplev1.ExampleV1Client
+}
+
+// CrdconfV1 retrieves the CrdconfV1Client
+func (c *Clientset) CrdconfV1() crdconfv1.CrdconfV1Interface {
+	return c.crdconfV1
 }
 
 // ExampleV1 retrieves the ExampleV1Client
@@ -72,6 +80,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.crdconfV1, err = crdconfv1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.exampleV1, err = examplev1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -97,6 +109,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.crdconfV1 = crdconfv1.New(c)
 	cs.exampleV1 = examplev1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

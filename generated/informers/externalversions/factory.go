@@ -9,6 +9,7 @@ import (
 	time "time"
 
 	versioned "github.com/apiloom/apiloom/generated/clientset/versioned"
+	crdconf "github.com/apiloom/apiloom/generated/informers/externalversions/crdconf"
 	example "github.com/apiloom/apiloom/generated/informers/externalversions/example"
 	internalinterfaces "github.com/apiloom/apiloom/generated/informers/externalversions/internalinterfaces"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -309,7 +310,12 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Crdconf() crdconf.Interface
 	Example() example.Interface
+}
+
+func (f *sharedInformerFactory) Crdconf() crdconf.Interface {
+	return crdconf.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Example() example.Interface {

@@ -5,7 +5,8 @@ package externalversions
 import (
 	fmt "fmt"
 
-	v1 "github.com/apiloom/apiloom/apis/example/v1"
+	v1 "github.com/apiloom/apiloom/apis/crdconf/v1"
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -36,10 +37,14 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=example.apiloom.dev, Version=v1
-	case v1.SchemeGroupVersion.WithResource("databases"):
+	// Group=crdconf.apiloom.dev, Version=v1
+	case v1.SchemeGroupVersion.WithResource("widgets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Widgets().Informer()}, nil
+
+		// Group=example.apiloom.dev, Version=v1
+	case examplev1.SchemeGroupVersion.WithResource("databases"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Example().V1().Databases().Informer()}, nil
-	case v1.SchemeGroupVersion.WithResource("regions"):
+	case examplev1.SchemeGroupVersion.WithResource("regions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Example().V1().Regions().Informer()}, nil
 
 	}

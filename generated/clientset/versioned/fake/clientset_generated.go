@@ -5,6 +5,8 @@ package fake
 import (
 	applyconfigurations "github.com/apiloom/apiloom/generated/applyconfigurations"
 	clientset "github.com/apiloom/apiloom/generated/clientset/versioned"
+	crdconfv1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/crdconf/v1"
+	fakecrdconfv1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/crdconf/v1/fake"
 	examplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1"
 	fakeexamplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,6 +121,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// CrdconfV1 retrieves the CrdconfV1Client
+func (c *Clientset) CrdconfV1() crdconfv1.CrdconfV1Interface {
+	return &fakecrdconfv1.FakeCrdconfV1{Fake: &c.Fake}
+}
 
 // ExampleV1 retrieves the ExampleV1Client
 func (c *Clientset) ExampleV1() examplev1.ExampleV1Interface {

@@ -3,6 +3,7 @@
 package scheme
 
 import (
+	crdconfv1 "github.com/apiloom/apiloom/apis/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	crdconfv1.AddToScheme,
 	examplev1.AddToScheme,
 }
 
