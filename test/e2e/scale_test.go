@@ -314,4 +314,3 @@ func unstructuredInt(obj map[string]any, fields ...string) (int64, bool, error) 
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
