@@ -198,7 +198,7 @@ func TestScaleDynamic(t *testing.T) {
 // compared with kube-apiserver v1.37 serving a CRD of the same schema, and
 // that none of them changes the object.
 func TestScaleBadInput(t *testing.T) {
-	ts, cs := startServer(t)
+	_, cs := startServer(t)
 	ctx := t.Context()
 	before := createDatabase(t, cs, "orders", 2)
 	rc := cs.ExampleV1().RESTClient()
@@ -251,7 +251,11 @@ func TestScaleBadInput(t *testing.T) {
 	after.Status.Replicas = -2
 	_, err = cs.ExampleV1().Databases("default").UpdateStatus(ctx, after, metav1.UpdateOptions{})
 	checkStatusContains(t, "negative status replicas", err, 422, metav1.StatusReasonInvalid, `.status.replicas: Invalid value: -2: should be a non-negative integer`)
-	_ = ts
+	_, err = cs.ExampleV1().Databases("default").Create(ctx, &examplev1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "negative"},
+		Spec:       examplev1.DatabaseSpec{Engine: "postgres", Replicas: -1},
+	}, metav1.CreateOptions{})
+	checkStatusContains(t, "create with negative replicas", err, 422, metav1.StatusReasonInvalid, `.spec.replicas: Invalid value: -1: should be a non-negative integer`)
 }
 
 // TestKubectlScale runs `kubectl scale` and `kubectl get --subresource=scale`.
