@@ -53,6 +53,8 @@ type Type struct {
 	SelectableFields []string
 	// PrintColumns are every +kubebuilder:printcolumn, in the order written.
 	PrintColumns []PrintColumn
+	// Scale is nil when the type has no +kubebuilder:subresource:scale.
+	Scale *Scale
 }
 
 // ParseType reads the kubebuilder markers from a type's comment lines.
@@ -63,7 +65,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		out   Type
 		warns []string
 	)
-	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName) {
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName) {
 		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 
@@ -124,6 +126,12 @@ func ParseType(lines []string) (Type, []string, error) {
 		}
 		out.PrintColumns, warns = append(out.PrintColumns, c), append(warns, w...)
 	}
+
+	scale, w, err := parseScale(lines)
+	if err != nil {
+		return out, nil, err
+	}
+	out.Scale, warns = scale, append(warns, w...)
 	return out, warns, nil
 }
 

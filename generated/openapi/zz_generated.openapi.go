@@ -1047,6 +1047,20 @@ func schema_apiloom_apis_example_v1_DatabaseStatus(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of instances that exist, ready or not; the scale subresource reports it.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector selects the database's instances by label, serialized (\"app=orders\"); the scale subresource reports it, so an autoscaler can find them.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"readyReplicas": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ReadyReplicas is the number of instances accepting connections.",

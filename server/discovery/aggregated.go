@@ -56,6 +56,13 @@ func aggregatedVersion(v *groupVersion) apidiscoveryv2.APIVersionDiscovery {
 				Verbs:        statusVerbs,
 			}}
 		}
+		if info.Scale != nil {
+			r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+				Subresource:  scaleSubresource,
+				ResponseKind: &scaleKind,
+				Verbs:        statusVerbs,
+			})
+		}
 		out.Resources = append(out.Resources, r)
 	}
 	return out

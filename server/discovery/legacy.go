@@ -15,8 +15,15 @@ var (
 	statusVerbs   = metav1.Verbs{"get", "patch", "update"}
 )
 
-// statusSubresource is the only subresource a type can have.
-const statusSubresource = "status"
+// The subresources a type can have: its status and its scale, which is an
+// autoscaling/v1 Scale.
+const (
+	statusSubresource = "status"
+	scaleSubresource  = "scale"
+)
+
+// scaleKind is the kind the scale subresource serves.
+var scaleKind = metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 
 // legacyAPIVersions is /api in the legacy form: no core group versions.
 // client-go tolerates the empty list (and a 404); it merges nothing from it.
@@ -61,7 +68,8 @@ func legacyGroupList(groups []*apiGroup) *metav1.APIGroupList {
 
 // legacyResourceList is /apis/{group}/{version}: each resource, then its
 // status subresource as "plural/status" (which has no singular name, as in
-// kube-apiserver).
+// kube-apiserver) and its scale subresource as "plural/scale", of kind
+// autoscaling/v1 Scale.
 func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 	out := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
@@ -83,6 +91,16 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 				Name:       info.Plural + "/" + statusSubresource,
 				Namespaced: info.Namespaced,
 				Kind:       info.Kind,
+				Verbs:      statusVerbs,
+			})
+		}
+		if info.Scale != nil {
+			out.APIResources = append(out.APIResources, metav1.APIResource{
+				Name:       info.Plural + "/" + scaleSubresource,
+				Namespaced: info.Namespaced,
+				Group:      scaleKind.Group,
+				Version:    scaleKind.Version,
+				Kind:       scaleKind.Kind,
 				Verbs:      statusVerbs,
 			})
 		}

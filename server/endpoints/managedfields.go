@@ -38,6 +38,9 @@ type fieldManagers struct {
 	main *managedfields.FieldManager
 	// status is nil when the resource has no status subresource.
 	status *managedfields.FieldManager
+	// scale tracks writes through the scale subresource, whose Scales
+	// ScaleHandler maps to the object (scale.go); nil without one.
+	scale *managedfields.FieldManager
 }
 
 // newFieldManagers builds the field managers of def's objects over tc.
@@ -68,6 +71,11 @@ func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managed
 			version: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status")),
 		}
 		if fm.status, err = managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "status", statusOnly); err != nil {
+			return nil, err
+		}
+	}
+	if def.Scale != nil {
+		if fm.scale, err = newScaleFieldManager(); err != nil {
 			return nil, err
 		}
 	}

@@ -65,7 +65,7 @@ func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error
 	}
 	h.def.Default(obj)
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
-	return h.invalid(obj, append(errs, h.def.Validate(obj)...))
+	return h.invalid(obj, append(append(errs, h.def.Validate(obj)...), h.scaleErrors(obj, true)...))
 }
 
 // invalid is the 422 Invalid for the violations errs of obj, naming the
@@ -124,7 +124,7 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	keepManagedFieldsTimes(obj, current)
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
-	return h.invalid(obj, append(errs, h.def.Validate(obj)...))
+	return h.invalid(obj, append(append(errs, h.def.Validate(obj)...), h.scaleErrors(obj, true)...))
 }
 
 // prepareStatusUpdate returns the object to store for a write to /status:
@@ -150,7 +150,7 @@ func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
 	if timesMoved {
 		keepManagedFieldsTimes(current, before)
 	}
-	if err := h.invalid(current, h.def.Validate(current)); err != nil {
+	if err := h.invalid(current, append(h.def.Validate(current), h.scaleErrors(current, false)...)); err != nil {
 		return zero, err
 	}
 	return current, nil

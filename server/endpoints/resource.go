@@ -39,6 +39,9 @@ type handler[O resource.Object] struct {
 	patchMeta strategicpatch.LookupPatchMeta
 	// managed keeps the objects' managed fields (managedfields.go).
 	managed *fieldManagers
+	// scale is where the scale subresource's fields live (scale.go); nil
+	// without one.
+	scale *scalePaths
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -89,6 +92,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		limits:    cfg.limits,
 		patchMeta: meta,
 		managed:   managed,
+		scale:     newScalePaths(def.Scale, def.GroupVersion()),
 	}
 }
 
@@ -118,6 +122,15 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 	}
 	method := r.Method
 	switch {
+	case rt.scale:
+		switch method {
+		case http.MethodGet:
+			return h.getScale(w, r, rt)
+		case http.MethodPut:
+			return h.updateScale(w, r, rt)
+		case http.MethodPatch:
+			return h.patchScale(w, r, rt)
+		}
 	case rt.status:
 		switch method {
 		case http.MethodGet:

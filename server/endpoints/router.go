@@ -31,12 +31,14 @@ type route struct {
 	name string
 	// status is true for the .../{name}/status subresource.
 	status bool
+	// scale is true for the .../{name}/scale subresource.
+	scale bool
 }
 
 // NewHandler returns the handler for every resource path under /apis:
 //
-//	/apis/{g}/{v}/{plural}[/{name}[/status]]                  cluster-scoped
-//	/apis/{g}/{v}/namespaces/{ns}/{plural}[/{name}[/status]]  namespaced
+//	/apis/{g}/{v}/{plural}[/{name}[/status|/scale]]                  cluster-scoped
+//	/apis/{g}/{v}/namespaces/{ns}/{plural}[/{name}[/status|/scale]]  namespaced
 //	/apis/{g}/{v}/{plural}                                    namespaced, all namespaces
 //
 // Paths that name no served resource get a 404 Status. Discovery serves
@@ -102,17 +104,22 @@ func (rt *router) match(path string) (res Resource, rte route, ok bool) {
 }
 
 // objectRoute completes rte from the segments after the plural:
-// nothing, {name} or {name}/status.
+// nothing, {name}, {name}/status or {name}/scale.
 func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool) {
 	switch len(segs) {
 	case 0:
 	case 1:
 		rte.name = segs[0]
 	case 2:
-		if segs[1] != "status" || !res.Info().HasStatus {
+		switch {
+		case segs[1] == "status" && res.Info().HasStatus:
+			rte.status = true
+		case segs[1] == "scale" && res.Info().Scale != nil:
+			rte.scale = true
+		default:
 			return nil, route{}, false
 		}
-		rte.name, rte.status = segs[0], true
+		rte.name = segs[0]
 	default:
 		return nil, route{}, false
 	}

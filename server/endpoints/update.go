@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -56,7 +57,7 @@ func (h *handler[O]) prepareWrite(obj, current O, rt route) (O, error) {
 // checkName is 400 when the object in a body is not the one the URL names.
 // kube-apiserver checks the namespace first, and words that as
 // ensureNamespace does.
-func (h *handler[O]) checkName(obj O, rt route) error {
+func (h *handler[O]) checkName(obj metav1.Object, rt route) error {
 	switch {
 	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
 		return errNamespaceMismatch

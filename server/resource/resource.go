@@ -51,6 +51,27 @@ type Info struct {
 	// CEL rules, ratcheting) as kube-apiserver does for a CRD, and
 	// publishes its constraints in OpenAPI. Empty: the kind has none yet.
 	Schema string
+	// Scale is the kind's scale subresource, from
+	// +kubebuilder:subresource:scale; nil when it has none.
+	Scale *ScaleInfo
+}
+
+// ScaleInfo says where the fields of a kind's scale subresource
+// (.../{name}/scale, an autoscaling/v1 Scale) live in its objects, as a
+// CRD's subresources.scale does. Each path is a simple JSONPath of field
+// names (".spec.replicas"); the generator checks that it names a field of
+// the right type before it emits one.
+type ScaleInfo struct {
+	// SpecReplicasPath is the integer field under .spec the Scale's
+	// spec.replicas reads and writes.
+	SpecReplicasPath string
+	// StatusReplicasPath is the integer field under .status the Scale's
+	// status.replicas reads.
+	StatusReplicasPath string
+	// LabelSelectorPath is the string field under .spec or .status the
+	// Scale's status.selector reads (a serialized label selector); empty
+	// when the kind has none.
+	LabelSelectorPath string
 }
 
 // GroupVersion is the resource's API group and version.

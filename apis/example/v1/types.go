@@ -10,6 +10,7 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:shortName=db;dbs,categories=all
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:selectablefield:JSONPath=.spec.engine
 // +kubebuilder:selectablefield:JSONPath=.spec.region
 // +kubebuilder:printcolumn:name=Engine,type=string,JSONPath=.spec.engine,description="The database engine."
@@ -92,6 +93,13 @@ type DatabaseStatus struct {
 	//
 	// +kubebuilder:validation:Enum=Pending;Provisioning;Ready;Failed
 	Phase string `json:"phase,omitempty"`
+	// Replicas is the number of instances that exist, ready or not; the
+	// scale subresource reports it.
+	Replicas int32 `json:"replicas,omitempty"`
+	// Selector selects the database's instances by label, serialized
+	// ("app=orders"); the scale subresource reports it, so an autoscaler
+	// can find them.
+	Selector string `json:"selector,omitempty"`
 	// ReadyReplicas is the number of instances accepting connections.
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// Endpoint is the host:port clients connect to, once ready.

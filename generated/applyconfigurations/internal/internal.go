@@ -379,6 +379,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readyReplicas
       type:
         scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        scalar: string
 - name: com.github.apiloom.apiloom.apis.example.v1.DatabaseUser
   map:
     fields:

@@ -57,6 +57,8 @@ type resourceModel struct {
 	// Rules are the validation and default markers of the type and of
 	// the structs it reaches.
 	Rules *structRules
+	// Scale is the checked +kubebuilder:subresource:scale; nil without.
+	Scale *resource.ScaleInfo
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -203,6 +205,15 @@ func (a *analyzer) resource(p *types.Package, t *types.Type, v *validator) (*res
 
 	if r.PrintColumns, err = a.printColumns(t, kb.PrintColumns); err != nil {
 		return nil, err
+	}
+
+	if kb.Scale != nil {
+		if r.Scale, err = scaleInfo(t, kb.Scale); err != nil {
+			if pos := markerPosition(p.Dir, kb.Scale.Text); pos != "" {
+				err = fmt.Errorf("%s: %w", pos, err)
+			}
+			return nil, err
+		}
 	}
 
 	if r.HasStatus {

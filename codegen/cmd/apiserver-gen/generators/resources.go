@@ -43,7 +43,18 @@ var $.var$ = &$.Definition|raw$[*$.type|raw$]{
 		SelectableFields: $.info.SelectableFields$,
 		PrintColumns:     $.info.PrintColumns$,
 		OpenAPIName:      $.info.OpenAPIName$,
-	},
+`
+
+// scaleTemplate states Info.Scale, for a resource with a scale subresource.
+const scaleTemplate = `		Scale: &$.ScaleInfo|raw${
+			SpecReplicasPath:   $.specPath$,
+			StatusReplicasPath: $.statusPath$,
+			LabelSelectorPath:  $.selectorPath$,
+		},
+`
+
+// definitionInfoCloseTemplate ends the Info and states New.
+const definitionInfoCloseTemplate = `	},
 	New: func() *$.type|raw$ { return new($.type|raw$) },
 `
 
@@ -187,6 +198,15 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 
 	sw.Do(definitionTemplate, args)
+	if sc := r.Scale; sc != nil {
+		sw.Do(scaleTemplate, args.WithArgs(generator.Args{
+			"ScaleInfo":    c.Universe.Type(types.Name{Package: resourcePkg, Name: "ScaleInfo"}),
+			"specPath":     strconv.Quote(sc.SpecReplicasPath),
+			"statusPath":   strconv.Quote(sc.StatusReplicasPath),
+			"selectorPath": strconv.Quote(sc.LabelSelectorPath),
+		}))
+	}
+	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
 	} else {

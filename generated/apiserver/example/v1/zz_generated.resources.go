@@ -37,6 +37,11 @@ var Database = &resource.Definition[*examplev1.Database]{
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		},
 		OpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.Database",
+		Scale: &resource.ScaleInfo{
+			SpecReplicasPath:   ".spec.replicas",
+			StatusReplicasPath: ".status.replicas",
+			LabelSelectorPath:  ".status.selector",
+		},
 	},
 	New:        func() *examplev1.Database { return new(examplev1.Database) },
 	Fields:     databaseFields,

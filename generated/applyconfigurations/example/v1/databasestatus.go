@@ -13,6 +13,13 @@ import (
 type DatabaseStatusApplyConfiguration struct {
 	// Phase is a one-word summary: Pending, Provisioning, Ready or Failed.
 	Phase *string `json:"phase,omitempty"`
+	// Replicas is the number of instances that exist, ready or not; the
+	// scale subresource reports it.
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Selector selects the database's instances by label, serialized
+	// ("app=orders"); the scale subresource reports it, so an autoscaler
+	// can find them.
+	Selector *string `json:"selector,omitempty"`
 	// ReadyReplicas is the number of instances accepting connections.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
 	// Endpoint is the host:port clients connect to, once ready.
@@ -34,6 +41,22 @@ func DatabaseStatus() *DatabaseStatusApplyConfiguration {
 // If called multiple times, the Phase field is set to the value of the last call.
 func (b *DatabaseStatusApplyConfiguration) WithPhase(value string) *DatabaseStatusApplyConfiguration {
 	b.Phase = &value
+	return b
+}
+
+// WithReplicas sets the Replicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Replicas field is set to the value of the last call.
+func (b *DatabaseStatusApplyConfiguration) WithReplicas(value int32) *DatabaseStatusApplyConfiguration {
+	b.Replicas = &value
+	return b
+}
+
+// WithSelector sets the Selector field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Selector field is set to the value of the last call.
+func (b *DatabaseStatusApplyConfiguration) WithSelector(value string) *DatabaseStatusApplyConfiguration {
+	b.Selector = &value
 	return b
 }
 

@@ -36,11 +36,13 @@ type CactusList struct {
 	Items           []Cactus `json:"items"`
 }
 
-// Shelf has a pointer status.
+// Shelf has a pointer status, and a scale subresource whose status paths
+// go through it.
 //
 // +genclient
 // +k8s:deepcopy-gen=true
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:subresource:scale:specpath=.spec.slots,statuspath=.status.filled,selectorpath=.status.selector
 type Shelf struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -59,6 +61,10 @@ type ShelfSpec struct {
 // +k8s:deepcopy-gen=true
 type ShelfStatus struct {
 	Used []string `json:"used,omitempty"`
+	// Filled is how many slots hold something.
+	Filled int64 `json:"filled,omitempty"`
+	// Selector is a label selector, serialized.
+	Selector string `json:"selector,omitempty"`
 }
 
 // ShelfList is a list of Shelves.

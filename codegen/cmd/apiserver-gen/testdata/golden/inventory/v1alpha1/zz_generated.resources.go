@@ -55,6 +55,11 @@ var Shelf = &resource.Definition[*inventoryv1alpha1.Shelf]{
 		SelectableFields: nil,
 		PrintColumns:     nil,
 		OpenAPIName:      "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/inventory/v1alpha1.Shelf",
+		Scale: &resource.ScaleInfo{
+			SpecReplicasPath:   ".spec.slots",
+			StatusReplicasPath: ".status.filled",
+			LabelSelectorPath:  ".status.selector",
+		},
 	},
 	New:        func() *inventoryv1alpha1.Shelf { return new(inventoryv1alpha1.Shelf) },
 	Fields:     func(o *inventoryv1alpha1.Shelf) fields.Set { return resource.ObjectFields(o, true) },

@@ -1,0 +1,327 @@
+package endpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// scalePatchTypes are the patches /scale takes, as kube-apiserver takes
+// them on a custom resource's: no strategic merge patch.
+var scalePatchTypes = []string{mediaJSONPatch, mediaMergePatch, mediaApplyPatch}
+
+// errScaleBody is kube-apiserver's answer to a Scale body that does not
+// decode (not JSON or YAML, a field of the wrong type, another kind, a
+// strict-mode violation under fieldValidation=Strict): its Scale codec
+// fails while describing the error, and this is what the client gets.
+var errScaleBody = apierrors.NewBadRequest(`no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`)
+
+// scaleKindError is what decoding a patched Scale that names another kind
+// or version says upstream.
+func scaleKindError(gvk schema.GroupVersionKind) error {
+	return fmt.Errorf("no kind %q is registered for version %q in scheme %q", gvk.Kind, gvk.GroupVersion().String(), "pkg/runtime/scheme.go:111")
+}
+
+// getScale serves GET of .../{name}/scale: the object's Scale. An object
+// without a spec replicas field has none: 500, as upstream.
+func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, oneObject)
+	if err != nil {
+		return err
+	}
+	obj, err := h.store.Get(r.Context(), h.key(rt), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	if err != nil {
+		return storageStatus(err, h.gr, rt.name, verbOther)
+	}
+	scale, found, err := h.storedScale(obj)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", h.scale.info.SpecReplicasPath))
+	}
+	return h.writeScale(w, out, scale, nil)
+}
+
+// updateScale serves PUT of .../{name}/scale: the body, a Scale, sets the
+// object's spec replicas. Without a resourceVersion it applies to whatever
+// the object is; with one, that must be the object's (409 otherwise). It
+// never creates (404).
+func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt route) error {
+	out, err := negotiate(r, oneObject)
+	if err != nil {
+		return err
+	}
+	opts, err := parseUpdateOptions(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	in, warnings, err := decodeScale(r, body, opts)
+	if err != nil {
+		return err
+	}
+	if err := h.checkName(in, rt); err != nil {
+		return err
+	}
+	manager := managerName(opts.fieldManager, r.UserAgent())
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		var zero O
+		old, content, sh, err := h.currentScale(current)
+		if err != nil {
+			return zero, err
+		}
+		scale := h.managed.scale.UpdateNoErrors(old, in.DeepCopy(), manager).(*autoscalingv1.Scale)
+		return h.scaledObject(scale, current, content, sh, rt)
+	})
+	if err != nil {
+		return err
+	}
+	return h.writeStoredScale(w, out, result, warnings)
+}
+
+// decodeScale decodes a PUT body into a Scale, with fieldValidation's
+// rules for unknown and duplicate fields (warnings, or under Strict the
+// 400 every undecodable body gets, errScaleBody).
+func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict)
+	if err != nil {
+		if apierrors.IsUnsupportedMediaType(err) {
+			return nil, nil, err
+		}
+		return nil, nil, errScaleBody
+	}
+	scale := &autoscalingv1.Scale{}
+	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(data, scale)
+	if err != nil || len(strict) > 0 && opts.fieldValidation == metav1.FieldValidationStrict {
+		return nil, nil, errScaleBody
+	}
+	if gvk := scale.GroupVersionKind(); gvk.Kind != "" && gvk.Kind != scaleGVK.Kind || !gvk.GroupVersion().Empty() && gvk.GroupVersion() != scaleGVK.GroupVersion() {
+		return nil, nil, errScaleBody
+	}
+	var warnings []string
+	for _, e := range strict {
+		warnings = append(warnings, e.Error())
+	}
+	return scale, warnings, nil
+}
+
+// patchScale serves PATCH of .../{name}/scale: a JSON or merge patch of
+// the object's Scale, or a server-side apply of one, which sets the
+// object's spec replicas as updateScale does. A resourceVersion the patch
+// sets is the precondition. It never creates (404), not even an apply.
+func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !slices.Contains(scalePatchTypes, mt) {
+		return unsupportedMediaType(scalePatchTypes...)
+	}
+	out, err := negotiate(r, oneObject)
+	if err != nil {
+		return err
+	}
+	opts, err := parsePatchOptions(r.URL.Query(), mt)
+	if err != nil {
+		return err
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var p parsedPatch
+	if mt == mediaApplyPatch {
+		if _, err := utilyaml.ToJSON(body); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+		}
+	} else if p, err = parsePatch(mt, body, opts); err != nil {
+		return err
+	}
+	manager := managerName(opts.fieldManager, r.UserAgent())
+	var warnings []string
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		var zero O
+		old, content, sh, err := h.currentScale(current)
+		if err != nil {
+			return zero, err
+		}
+		var scale *autoscalingv1.Scale
+		if mt == mediaApplyPatch {
+			scale, warnings, err = h.applyScale(old, body, opts)
+		} else if scale, warnings, err = patchScaleObject(p, old, opts); err == nil {
+			scale = h.managed.scale.UpdateNoErrors(old, scale, manager).(*autoscalingv1.Scale)
+		}
+		if err == nil {
+			err = h.checkName(scale, rt)
+		}
+		if err != nil {
+			return zero, err
+		}
+		return h.scaledObject(scale, current, content, sh, rt)
+	})
+	if err != nil {
+		writeWarnings(w, warnings)
+		return err
+	}
+	return h.writeStoredScale(w, out, result, warnings)
+}
+
+// patchScaleObject applies a JSON or merge patch to old and decodes the
+// result, with the 422 and the strict-field rules of any patch (applyPatch).
+func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+	doc, err := json.Marshal(old)
+	if err != nil {
+		return nil, nil, err
+	}
+	var patched []byte
+	if p.json != nil {
+		if patched, err = p.json.Apply(doc); err != nil {
+			return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+	}
+	scale := &autoscalingv1.Scale{}
+	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, scale)
+	if err != nil {
+		return nil, nil, patchInvalid(patched, err)
+	}
+	if gvk := scale.GroupVersionKind(); gvk != scaleGVK {
+		return nil, nil, patchInvalid(patched, scaleKindError(gvk))
+	}
+	strict = append(append([]error(nil), p.strict...), strict...)
+	var warnings []string
+	if len(strict) > 0 {
+		if opts.fieldValidation == metav1.FieldValidationStrict {
+			return nil, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+		}
+		for _, e := range strict {
+			warnings = append(warnings, e.Error())
+		}
+	}
+	return scale, warnings, nil
+}
+
+// applyScale merges an applied Scale configuration into old with the
+// scale field manager, as an apply to the object merges (apply.go).
+func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+	patch := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := utilyaml.Unmarshal(body, &patch.Object); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	merged, err := h.managed.scale.Apply(old, patch, opts.fieldManager, opts.force)
+	if err != nil {
+		return nil, nil, applyError(err)
+	}
+	var warnings []string
+	if opts.fieldValidation != metav1.FieldValidationIgnore {
+		if err := utilyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
+			if opts.fieldValidation == metav1.FieldValidationStrict {
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+			}
+			warnings = yamlWarnings(err.Error())
+		}
+	}
+	scale, ok := merged.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: apply produced %T", errNotConvertible, merged)
+	}
+	return scale, warnings, nil
+}
+
+// writeStoredScale answers a write with the Scale of the object it stored.
+func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, warnings []string) error {
+	scale, _, err := h.storedScale(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return h.writeScale(w, out, scale, warnings)
+}
+
+// writeScale answers with scale in the negotiated form: the Scale, a
+// one-row Table of its replicas, as kube-apiserver's scale Table has
+// them, or its PartialObjectMetadata.
+func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autoscalingv1.Scale, warnings []string) error {
+	var data []byte
+	var err error
+	switch out.target {
+	case asObject:
+		data, err = json.Marshal(scale)
+	case asTable:
+		data, err = h.scaleTable(scale, out)
+	default:
+		data, err = json.Marshal(partialObject(scale, out))
+	}
+	if err != nil {
+		return err
+	}
+	if out.enc == encYAML {
+		if data, err = yaml.JSONToYAML(data); err != nil {
+			return err
+		}
+	}
+	writeWarnings(w, warnings)
+	w.Header().Set("Content-Type", out.contentType())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+	return nil
+}
+
+// scaleColumns are the columns of a Scale's Table, as kube-apiserver has
+// them for a custom resource's scale subresource.
+var scaleColumns = func() *columns {
+	c, err := newColumns(&resource.Info{Group: scaleGVK.Group, Version: scaleGVK.Version, Kind: scaleGVK.Kind, PrintColumns: []resource.PrintColumn{
+		{Name: "Desired", Type: "integer", JSONPath: ".spec.replicas", Description: "Number of desired replicas"},
+		{Name: "Available", Type: "integer", JSONPath: ".status.replicas", Description: "Number of actual replicas"},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metadataDocs["creationTimestamp"]},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// scaleTable is scale as a one-row Table, the row carrying the Scale as
+// ?includeObject= asks (table renders objects the same way).
+func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) ([]byte, error) {
+	var buf bytes.Buffer
+	cells, err := scaleColumns.cells(scale, h.now(), &buf)
+	if err != nil {
+		return nil, err
+	}
+	row := metav1.TableRow{Cells: cells}
+	switch out.table.IncludeObject {
+	case metav1.IncludeObject:
+		row.Object.Raw, err = json.Marshal(scale)
+	case metav1.IncludeNone:
+	default:
+		row.Object.Raw, err = json.Marshal(partialObject(scale, out))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(&metav1.Table{
+		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: out.metaAPIVersion()},
+		ListMeta:          metav1.ListMeta{ResourceVersion: scale.ResourceVersion},
+		ColumnDefinitions: scaleColumns.defs,
+		Rows:              []metav1.TableRow{row},
+	})
+}
