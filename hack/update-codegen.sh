@@ -41,8 +41,9 @@ echo "generating for: ${dirs[*]}"
   --readonly-pkg k8s.io/apimachinery/pkg/apis/meta/v1 --readonly-pkg k8s.io/apimachinery/pkg/runtime \
   --readonly-pkg k8s.io/apimachinery/pkg/version --readonly-pkg k8s.io/apimachinery/pkg/types \
   --readonly-pkg k8s.io/apimachinery/pkg/api/resource --readonly-pkg k8s.io/apimachinery/pkg/util/intstr \
+  --readonly-pkg k8s.io/api/autoscaling/v1 \
   k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
-  k8s.io/apimachinery/pkg/util/intstr \
+  k8s.io/apimachinery/pkg/util/intstr k8s.io/api/autoscaling/v1 \
   "${pkgs[@]}"
 
 # The server wiring comes before the apply configurations: their type

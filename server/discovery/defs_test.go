@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -33,6 +34,7 @@ var (
 	deleteOptionsKey = metav1.DeleteOptions{}.OpenAPIModelName()
 	preconditionsKey = metav1.Preconditions{}.OpenAPIModelName()
 	patchKey         = metav1.Patch{}.OpenAPIModelName()
+	scaleKey         = autoscalingv1.Scale{}.OpenAPIModelName()
 	apiGroupKey      = metav1.APIGroup{}.OpenAPIModelName() // defined, but no resource needs it
 )
 
@@ -170,6 +172,16 @@ func testDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefi
 				"finalizers":        array("Must be empty before the object is deleted.", *spec.StringProperty()),
 			}),
 			Dependencies: []string{timeKey},
+		},
+		scaleKey: {
+			Schema: obj("Scale represents a scaling request for a resource.", map[string]spec.Schema{
+				"kind":       str("Kind."),
+				"apiVersion": str("APIVersion."),
+				"metadata":   field("Standard object metadata.", objectMetaKey),
+				"spec":       obj("spec defines the behavior of the scale.", map[string]spec.Schema{"replicas": i32("replicas is the desired number of instances.")}),
+				"status":     obj("status is the current status of the scale.", map[string]spec.Schema{"replicas": i32("replicas is the actual number of observed instances."), "selector": str("selector is the label query.")}, "replicas"),
+			}),
+			Dependencies: []string{objectMetaKey},
 		},
 		listMetaKey: {Schema: obj("ListMeta describes metadata that synthetic resources must have.", map[string]spec.Schema{
 			"resourceVersion":    str("String that identifies the server's internal version of this object."),

@@ -85,14 +85,14 @@ func operationV2(info *resource.Info, op operation) *spec.Operation {
 		},
 		VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{
 			extAction: op.action,
-			extGVK:    gvkExtension(info.Group, info.Version, info.Kind),
+			extGVK:    op.gvk(info),
 		}},
 	}
 	switch op.body {
 	case bodyObject:
-		o.Parameters = append(o.Parameters, bodyParamV2(info.OpenAPIName, true))
+		o.Parameters = append(o.Parameters, bodyParamV2(op.objectKey(info), true))
 	case bodyPatch:
-		o.Consumes = resource.PatchTypes()
+		o.Consumes = op.patchTypes()
 		o.Parameters = append(o.Parameters, bodyParamV2(patchKey, true))
 	case bodyDeleteOptions:
 		o.Parameters = append(o.Parameters, bodyParamV2(deleteOptionsKey, false))
@@ -106,7 +106,7 @@ func operationV2(info *resource.Info, op operation) *spec.Operation {
 	for _, resp := range op.responses {
 		o.Responses.StatusCodeResponses[resp.code] = spec.Response{ResponseProps: spec.ResponseProps{
 			Description: resp.description,
-			Schema:      refV2(responseSchemaKey(info, resp.kind)),
+			Schema:      refV2(responseSchemaKey(info, op, resp.kind)),
 		}}
 	}
 	return o

@@ -97,7 +97,7 @@ func operationV3(info *resource.Info, op operation) *spec3.Operation {
 		},
 		VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{
 			extAction: op.action,
-			extGVK:    gvkExtension(info.Group, info.Version, info.Kind),
+			extGVK:    op.gvk(info),
 		}},
 	}
 	for _, q := range op.params {
@@ -108,16 +108,16 @@ func operationV3(info *resource.Info, op operation) *spec3.Operation {
 	}
 	switch op.body {
 	case bodyObject:
-		o.RequestBody = requestBodyV3(info.OpenAPIName, true, contentTypeJSON)
+		o.RequestBody = requestBodyV3(op.objectKey(info), true, contentTypeJSON)
 	case bodyPatch:
-		o.RequestBody = requestBodyV3(patchKey, true, resource.PatchTypes()...)
+		o.RequestBody = requestBodyV3(patchKey, true, op.patchTypes()...)
 	case bodyDeleteOptions:
 		o.RequestBody = requestBodyV3(deleteOptionsKey, false, contentTypeJSON)
 	}
 	for _, resp := range op.responses {
 		o.Responses.StatusCodeResponses[resp.code] = &spec3.Response{ResponseProps: spec3.ResponseProps{
 			Description: resp.description,
-			Content:     jsonContentV3(responseSchemaKey(info, resp.kind)),
+			Content:     jsonContentV3(responseSchemaKey(info, op, resp.kind)),
 		}}
 	}
 	return o
@@ -144,13 +144,13 @@ func refV3(key string) *spec.Schema {
 }
 
 // responseSchemaKey is the definition a response body holds.
-func responseSchemaKey(info *resource.Info, kind responseKind) string {
+func responseSchemaKey(info *resource.Info, op operation, kind responseKind) string {
 	switch kind {
 	case respList:
 		return listKey(info)
 	case respStatus:
 		return statusKey
 	default:
-		return info.OpenAPIName
+		return op.objectKey(info)
 	}
 }

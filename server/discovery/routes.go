@@ -93,6 +93,9 @@ type response struct {
 
 // operation is one method on one path.
 type operation struct {
+	// scale says the operation is on a /scale subresource: its object is
+	// an autoscaling/v1 Scale, not the kind, and it takes fewer patch types.
+	scale bool
 	method string // lower-case HTTP method: get, post, put, patch, delete
 	// action is x-kubernetes-action: get, list, post, put, patch, delete,
 	// deletecollection.
@@ -166,6 +169,13 @@ func resourceRoutes(info *resource.Info) []route {
 			ops: objectOps(info, nsWord, statusSubresource),
 		})
 	}
+	if info.Scale != nil {
+		ops := objectOps(info, nsWord, scaleSubresource)
+		for i := range ops {
+			ops[i].scale = true
+		}
+		routes = append(routes, route{path: object + "/" + scaleSubresource, namespace: info.Namespaced, name: true, ops: ops})
+	}
 	return routes
 }
 
@@ -215,6 +225,32 @@ func objectOps(info *resource.Info, nsWord, sub string) []operation {
 		})
 	}
 	return ops
+}
+
+// objectKey is the definition an operation's object body and responses
+// hold (its Status responses aside).
+func (op operation) objectKey(info *resource.Info) string {
+	if op.scale {
+		return scaleKey
+	}
+	return info.OpenAPIName
+}
+
+// gvk is the operation's x-kubernetes-group-version-kind: the kind, or
+// autoscaling/v1 Scale on /scale, as kube-apiserver marks a CRD's.
+func (op operation) gvk(info *resource.Info) map[string]any {
+	if op.scale {
+		return scaleGVK
+	}
+	return gvkExtension(info.Group, info.Version, info.Kind)
+}
+
+// patchTypes are the media types the operation's PATCH body may have.
+func (op operation) patchTypes() []string {
+	if op.scale {
+		return resource.ScalePatchTypes()
+	}
+	return resource.PatchTypes()
 }
 
 // opID builds an operationId unique within the server, in kube-apiserver's

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
@@ -21,7 +22,13 @@ var (
 	statusKey        = metav1.Status{}.OpenAPIModelName()
 	deleteOptionsKey = metav1.DeleteOptions{}.OpenAPIModelName()
 	patchKey         = metav1.Patch{}.OpenAPIModelName()
+	// scaleKey is autoscaling/v1 Scale, the body of every /scale
+	// subresource; hack/update-codegen.sh gives openapi-gen its package.
+	scaleKey = autoscalingv1.Scale{}.OpenAPIModelName()
 )
+
+// scaleGVK is the group-version-kind of scaleKey.
+var scaleGVK = gvkExtension("autoscaling", "v1", "Scale")
 
 // Extensions kube-apiserver puts on schemas and operations.
 const (
@@ -66,6 +73,7 @@ func newSchemaNamer(infos []*resource.Info) *schemaNamer {
 	n := &schemaNamer{gvks: map[string][]any{
 		statusKey:        {gvkExtension("", "v1", "Status")},
 		deleteOptionsKey: {gvkExtension("", "v1", "DeleteOptions")},
+		scaleKey:         {scaleGVK},
 	}}
 	for _, info := range infos {
 		n.gvks[info.OpenAPIName] = append(n.gvks[info.OpenAPIName], gvkExtension(info.Group, info.Version, info.Kind))
@@ -86,8 +94,13 @@ func (n *schemaNamer) definitionName(key string) (string, spec.Extensions) {
 // directly; everything else is reached through their dependencies.
 func rootKeys(v *groupVersion) []string {
 	keys := []string{statusKey, deleteOptionsKey, patchKey}
+	scale := false
 	for _, info := range v.resources {
 		keys = append(keys, info.OpenAPIName, listKey(info))
+		scale = scale || info.Scale != nil
+	}
+	if scale {
+		keys = append(keys, scaleKey)
 	}
 	return keys
 }

@@ -23,10 +23,6 @@ import (
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// scalePatchTypes are the patches /scale takes, as kube-apiserver takes
-// them on a custom resource's: no strategic merge patch.
-var scalePatchTypes = []string{mediaJSONPatch, mediaMergePatch, mediaApplyPatch}
-
 // errScaleBody is kube-apiserver's answer to a Scale body that does not
 // decode (not JSON or YAML, a field of the wrong type, another kind, a
 // strict-mode violation under fieldValidation=Strict): its Scale codec
@@ -132,8 +128,8 @@ func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv
 // sets is the precondition. It never creates (404), not even an apply.
 func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !slices.Contains(scalePatchTypes, mt) {
-		return unsupportedMediaType(scalePatchTypes...)
+	if err != nil || !slices.Contains(resource.ScalePatchTypes(), mt) {
+		return unsupportedMediaType(resource.ScalePatchTypes()...)
 	}
 	out, err := negotiate(r, oneObject)
 	if err != nil {

@@ -21,3 +21,15 @@ func PatchTypes() []string {
 		string(types.ApplyYAMLPatchType),
 	}
 }
+
+// ScalePatchTypes returns the media types a PATCH of a /scale subresource
+// accepts: those kube-apiserver accepts on a custom resource's scale, where
+// a Scale has no strategic merge patch metadata. The endpoints and OpenAPI
+// read this one list, as for PatchTypes.
+func ScalePatchTypes() []string {
+	return []string{
+		string(types.JSONPatchType),
+		string(types.MergePatchType),
+		string(types.ApplyYAMLPatchType),
+	}
+}
