@@ -95,7 +95,7 @@ type response struct {
 type operation struct {
 	// scale says the operation is on a /scale subresource: its object is
 	// an autoscaling/v1 Scale, not the kind, and it takes fewer patch types.
-	scale bool
+	scale  bool
 	method string // lower-case HTTP method: get, post, put, patch, delete
 	// action is x-kubernetes-action: get, list, post, put, patch, delete,
 	// deletecollection.
