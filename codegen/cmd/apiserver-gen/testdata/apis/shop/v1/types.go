@@ -48,7 +48,7 @@ type OrderSpec struct {
 	// +kubebuilder:validation:ExclusiveMaximum=true
 	Quantity int32 `json:"quantity"`
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:ExclusiveMinimum
+	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:default=500
 	WeightGrams uint32 `json:"weightGrams,omitempty"`
 	// +kubebuilder:validation:Enum=-3;0;3
@@ -63,8 +63,11 @@ type OrderSpec struct {
 	Lines []OrderLine `json:"lines,omitempty"`
 	// Gifts are wrapped items by recipient.
 	Gifts map[string]OrderLine `json:"gifts,omitempty"`
+	// Discount is a fraction: controller-gen refuses floats without
+	// crd:allowDangerousTypes, and apiserver-gen does as it does.
+	//
 	// +kubebuilder:validation:Optional
-	Discount *float64 `json:"discount,omitempty"`
+	Discount *string `json:"discount,omitempty"`
 }
 
 // OrderLine is one line of an order, validated wherever it appears.
@@ -151,8 +154,9 @@ type Receipt struct {
 
 	Spec   ReceiptSpec   `json:"spec,omitempty"`
 	Status ReceiptStatus `json:"status,omitempty"`
-	// cache is not serialized and never compared.
-	cache string
+	// cache is not serialized and never compared (controller-gen, like
+	// encoding/json, needs the "-" tag to skip it).
+	cache string `json:"-"`
 }
 
 // ReceiptSpec is what a Receipt records.

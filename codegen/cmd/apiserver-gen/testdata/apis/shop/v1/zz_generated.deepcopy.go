@@ -148,7 +148,7 @@ func (in *OrderSpec) DeepCopyInto(out *OrderSpec) {
 	}
 	if in.Discount != nil {
 		in, out := &in.Discount, &out.Discount
-		*out = new(float64)
+		*out = new(string)
 		**out = **in
 	}
 	return
