@@ -53,7 +53,7 @@ type Port int32
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:MaxProperties=60
 type GadgetSpec struct {
-	// Name is required by the package default.
+	// Name is `required` by the package default.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=20
 	// +kubebuilder:validation:Pattern=`^[a-z]+$`
@@ -149,7 +149,7 @@ type GadgetSpec struct {
 	// +optional
 	// +kubebuilder:default={a,b}
 	Defaults []string `json:"defaults,omitempty"`
-	Size Size `json:"size"`
+	Size     Size     `json:"size"`
 	// +optional
 	Port Port `json:"port,omitempty"`
 	// +optional
