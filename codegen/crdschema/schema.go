@@ -50,15 +50,18 @@ func Generate(patterns []string, kinds []schema.GroupVersionKind) (map[schema.Gr
 	problems := unknownMarkers(roots, reg)
 
 	out := make(map[schema.GroupVersionKind]string, len(kinds))
+	// Errors that follow from the package's own errors are left out.
+	var missing, refused []error
 	for _, gvk := range kinds {
 		gk := gvk.GroupKind()
 		p.NeedCRDFor(gk, nil)
 		c, ok := p.CustomResourceDefinitions[gk]
 		if !ok {
-			problems = append(problems, fmt.Errorf("%s: controller-gen finds no such kind", gvk))
+			missing = append(missing, fmt.Errorf("%s: controller-gen finds no such kind", gvk))
 			continue
 		}
 		crd.FixTopLevelMetadata(c)
+		refused = append(refused, refusedByAPIServer(c)...)
 		s := versionSchema(c, gvk.Version)
 		if s == nil {
 			problems = append(problems, fmt.Errorf("%s: controller-gen made no schema for version %s", gvk.GroupKind(), gvk.Version))
@@ -71,7 +74,12 @@ func Generate(patterns []string, kinds []schema.GroupVersionKind) (map[schema.Gr
 		}
 		out[gvk] = string(b)
 	}
-	problems = append(problems, packageErrors(roots)...)
+	pkgErrs := packageErrors(roots)
+	problems = append(problems, pkgErrs...)
+	if len(pkgErrs) == 0 {
+		problems = append(problems, missing...)
+		problems = append(problems, refused...)
+	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w:\n%w", ErrInvalid, errors.Join(problems...))
 	}
