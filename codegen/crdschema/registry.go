@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"fmt"
+	"sort"
 
 	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/markers"
@@ -22,4 +23,13 @@ func Registry() (*markers.Registry, error) {
 		}
 	}
 	return reg, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
