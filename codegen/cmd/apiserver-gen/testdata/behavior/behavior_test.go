@@ -42,7 +42,7 @@ func TestOrderFields(t *testing.T) {
 	}
 	want := fields.Set{
 		"metadata.name": "o1", "metadata.namespace": "ns",
-		"spec.customer": "ada", "spec.paid": "true", "spec.quantity": "7", "spec.weightGrams": "1200",
+		"spec.customer": "ada", "spec.paid": "true", "spec.quantity": "7",
 		"spec.priority": "-3", "spec.shipping.carrier": "dhl", "spec.shipping.express": "true",
 		"spec.region": "eu", "status.phase": "Shipped",
 	}

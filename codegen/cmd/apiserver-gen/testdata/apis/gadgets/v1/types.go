@@ -81,7 +81,6 @@ type GadgetSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:UniqueItems=true
 	// +kubebuilder:validation:items:MaxLength=10
 	// +kubebuilder:validation:items:Pattern=`^[a-z]+$`
 	Tags []string `json:"tags,omitempty"`
@@ -160,7 +159,8 @@ type GadgetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="may only grow"
 	Grows int64 `json:"grows,omitempty"`
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || self == oldSelf.value()",messageExpression="'was ' + oldSelf.value()",optionalOldSelf=true
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || self == oldSelf.value()",messageExpression="'may not change once set'",optionalOldSelf=true
 	Once string `json:"once,omitempty"`
 	// +optional
 	// +k8s:immutable

@@ -13,7 +13,6 @@ import (
 // +kubebuilder:selectablefield:JSONPath=.spec.customer
 // +kubebuilder:selectablefield:JSONPath=.spec.paid
 // +kubebuilder:selectablefield:JSONPath=.spec.quantity
-// +kubebuilder:selectablefield:JSONPath=.spec.weightGrams
 // +kubebuilder:selectablefield:JSONPath=`.spec.priority`
 // +kubebuilder:selectablefield:JSONPath=".spec.shipping.carrier"
 // +kubebuilder:selectablefield:JSONPath=.spec.shipping.express
@@ -54,7 +53,7 @@ type OrderSpec struct {
 	// +kubebuilder:validation:Enum=-3;0;3
 	// +kubebuilder:default=0
 	Priority *int64 `json:"priority,omitempty"`
-	// +kubebuilder:default={}
+	// +kubebuilder:default={carrier: post}
 	Shipping *Shipping `json:"shipping,omitempty"`
 	Location `json:",inline"`
 	// +kubebuilder:validation:MaxItems=3
@@ -78,8 +77,6 @@ type OrderLine struct {
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	Count int32 `json:"count,omitempty"`
-	// Next chains lines, so the rules are recursive.
-	Next *OrderLine `json:"next,omitempty"`
 }
 
 // Location is inlined into OrderSpec.
