@@ -1,8 +1,9 @@
-// Package markers reads the comment markers apiloom's generator understands:
-// the kubebuilder vocabulary (+kubebuilder:resource, +kubebuilder:subresource:status,
-// +kubebuilder:selectablefield, +kubebuilder:printcolumn on types;
-// +kubebuilder:validation:*, +required, +optional and +kubebuilder:default
-// on fields) written the way controller-tools accepts it.
+// Package markers reads the type markers that shape how apiloom serves a
+// kind: the kubebuilder vocabulary (+kubebuilder:resource,
+// +kubebuilder:subresource:status, +kubebuilder:selectablefield,
+// +kubebuilder:printcolumn) written the way controller-tools accepts it.
+// The schema markers (validation, defaults, CEL) are controller-tools' own
+// business: package codegen/crdschema.
 //
 // A marker is one comment line: "+" name, then either nothing, ":" and a
 // comma-separated list of key=value arguments, or "=" and a single value.

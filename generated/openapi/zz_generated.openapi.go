@@ -993,7 +993,7 @@ func schema_apiloom_apis_example_v1_DatabaseSpec(ref common.ReferenceCallback) c
 					},
 					"storageGiB": {
 						SchemaProps: spec.SchemaProps{
-							Description: "StorageGiB is the size of each instance's volume in GiB.",
+							Description: "StorageGiB is the size of each instance's volume in GiB. Volumes cannot shrink, so it may only grow.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -1151,6 +1151,13 @@ func schema_apiloom_apis_example_v1_DatabaseUser(ref common.ReferenceCallback) c
 					"privilege": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Privilege is what the account may do: read, write or admin.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"email": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Email is where the account's owner is told about it.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

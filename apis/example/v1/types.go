@@ -47,10 +47,12 @@ type DatabaseSpec struct {
 	// +kubebuilder:validation:Maximum=9
 	// +kubebuilder:default=1
 	Replicas int32 `json:"replicas,omitempty"`
-	// StorageGiB is the size of each instance's volume in GiB.
+	// StorageGiB is the size of each instance's volume in GiB. Volumes
+	// cannot shrink, so it may only grow.
 	//
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=10
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="storageGiB may only grow"
 	StorageGiB int32 `json:"storageGiB,omitempty"`
 	// Region is the name of the cluster-scoped Region the database runs in.
 	Region string `json:"region,omitempty"`
@@ -66,6 +68,8 @@ type DatabaseSpec struct {
 	//
 	// +listType=set
 	// +patchStrategy=merge
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
 	Extensions []string `json:"extensions,omitempty" patchStrategy:"merge"`
 }
 
@@ -81,6 +85,10 @@ type DatabaseUser struct {
 	// +kubebuilder:validation:Enum=read;write;admin
 	// +kubebuilder:default=read
 	Privilege string `json:"privilege,omitempty"`
+	// Email is where the account's owner is told about it.
+	//
+	// +kubebuilder:validation:Format=email
+	Email string `json:"email,omitempty"`
 	// ConnectionLimit is the most connections the account may hold at once.
 	//
 	// +kubebuilder:validation:Minimum=1

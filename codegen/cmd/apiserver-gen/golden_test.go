@@ -30,9 +30,9 @@ const (
 //
 //	deepcopy-gen --go-header-file ../../../hack/boilerplate.go.txt \
 //	  --output-file zz_generated.deepcopy.go ./testdata/apis/shop/v1 \
-//	  ./testdata/apis/inventory/v1alpha1 ./testdata/invalid/v1 \
+//	  ./testdata/apis/inventory/v1alpha1 ./testdata/apis/gadgets/v1 ./testdata/invalid/v1 \
 //	  ./testdata/invalid/scale/v1
-var inputs = []string{"./testdata/apis/shop/v1", "./testdata/apis/inventory/v1alpha1"}
+var inputs = []string{"./testdata/apis/shop/v1", "./testdata/apis/inventory/v1alpha1", "./testdata/apis/gadgets/v1"}
 
 // TestGolden generates from testdata/apis and compares the result with
 // testdata/golden file by file. Run with -update to accept new output.

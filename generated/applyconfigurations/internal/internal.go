@@ -391,6 +391,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: connectionLimit
       type:
         scalar: numeric
+    - name: email
+      type:
+        scalar: string
     - name: name
       type:
         scalar: string

@@ -44,6 +44,9 @@ type resourceModel struct {
 	HasStatus  bool
 	// OpenAPIName is the key openapi-gen gives the type.
 	OpenAPIName string
+	// Schema is the JSON of the kind's openAPIV3Schema, as controller-gen
+	// writes it (package crdschema).
+	Schema string
 
 	// SelectableFields are in the order the markers were written.
 	SelectableFields []*fieldGetter
@@ -54,9 +57,6 @@ type resourceModel struct {
 	CopyStatus statusCopy
 	// SpecMembers are the Go member names SpecEqual compares.
 	SpecMembers []string
-	// Rules are the validation and default markers of the type and of
-	// the structs it reaches.
-	Rules *structRules
 	// Scale is the checked +kubebuilder:subresource:scale; nil without.
 	Scale *resource.ScaleInfo
 }
@@ -116,9 +116,8 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 		Version:  path.Base(p.Path),
 	}
 	sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name.Name < candidates[j].Name.Name })
-	v := newValidator(p.Path)
 	for _, t := range candidates {
-		r, err := a.resource(p, t, v)
+		r, err := a.resource(p, t)
 		if err != nil {
 			// One line per problem, each naming the type.
 			each := []error{err}
@@ -138,9 +137,8 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	return gv, errors.Join(errs...)
 }
 
-// resource reads one +genclient type; v collects the field markers of the
-// package's structs.
-func (a *analyzer) resource(p *types.Package, t *types.Type, v *validator) (*resourceModel, error) {
+// resource reads one +genclient type.
+func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
 	if t.Kind != types.Struct {
 		return nil, fmt.Errorf("+genclient type must be a struct, not %s", t.Kind)
 	}
@@ -222,14 +220,6 @@ func (a *analyzer) resource(p *types.Package, t *types.Type, v *validator) (*res
 		}
 	}
 	r.SpecMembers = specMembers(t, r.HasStatus)
-	r.Rules, err = v.rules(t)
-	for _, w := range v.warns {
-		a.warnf("%s: %s", t.Name, w)
-	}
-	v.warns = nil
-	if err != nil {
-		return nil, err
-	}
 	return r, nil
 }
 
@@ -293,15 +283,6 @@ func checkIdentifiers(gv *groupVersion) error {
 	for _, r := range gv.Resources {
 		add(r.Kind, "the definition of "+r.Kind)
 		add(fieldsFuncName(r), "the fields function of "+r.Kind)
-		if r.Rules != nil {
-			for _, s := range reachable(r.Rules) {
-				for _, m := range s.Members {
-					if m.PatternVar != "" {
-						add(m.PatternVar, "the pattern of "+s.Type.Name.Name+"."+m.Go)
-					}
-				}
-			}
-		}
 		for _, f := range r.SelectableFields {
 			if f.needsFunc() {
 				add(f.funcName(r), "the getter of "+r.Kind+" field "+f.Key)

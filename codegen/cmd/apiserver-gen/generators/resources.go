@@ -20,6 +20,7 @@ const (
 	registryPkg = "github.com/apiloom/apiloom/server/registry"
 	equalityPkg = "k8s.io/apimachinery/pkg/api/equality"
 	fieldsPkg   = "k8s.io/apimachinery/pkg/fields"
+	fieldPkg    = "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // resourcesFilename is the file written into each group-version package.
@@ -43,6 +44,7 @@ var $.var$ = &$.Definition|raw$[*$.type|raw$]{
 		SelectableFields: $.info.SelectableFields$,
 		PrintColumns:     $.info.PrintColumns$,
 		OpenAPIName:      $.info.OpenAPIName$,
+		Schema:           $.info.Schema$,
 `
 
 // scaleTemplate states Info.Scale, for a resource with a scale subresource.
@@ -96,6 +98,15 @@ const (
 `
 )
 
+// noDefaultValidateTemplate ends the Definition. Defaulting and validation
+// follow Info.Schema, as for a CRD; Default and Validate do nothing and
+// will go once the server no longer calls them.
+const noDefaultValidateTemplate = `	// Defaults and validation come from Info.Schema.
+	Default:  func(*$.type|raw$) {},
+	Validate: func(*$.type|raw$) $.ErrorList|raw$ { return nil },
+}
+`
+
 // fieldsFuncTemplate opens a resource's Fields function; fieldEntryTemplate
 // adds one selectable field and fieldsFuncCloseTemplate ends it.
 const (
@@ -140,9 +151,6 @@ type resourcesGenerator struct {
 	outputPkg string
 	imports   namer.ImportTracker
 	byType    map[*types.Type]*resourceModel
-	// emitted are the structs whose Default and Validate functions are
-	// written, so structs shared by resources are written once.
-	emitted map[*structRules]bool
 }
 
 var _ generator.Generator = (*resourcesGenerator)(nil)
@@ -154,7 +162,6 @@ func newResourcesGenerator(gv *groupVersion, outputPkg string) *resourcesGenerat
 		outputPkg:   outputPkg,
 		imports:     generator.NewImportTrackerForPackage(outputPkg),
 		byType:      map[*types.Type]*resourceModel{},
-		emitted:     map[*structRules]bool{},
 	}
 	for _, r := range gv.Resources {
 		g.byType[r.Type] = r
@@ -195,6 +202,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 		"ObjectFields": c.Universe.Function(types.Name{Package: resourcePkg, Name: "ObjectFields"}),
 		"Set":          c.Universe.Type(types.Name{Package: fieldsPkg, Name: "Set"}),
 		"Semantic":     c.Universe.Variable(types.Name{Package: equalityPkg, Name: "Semantic"}),
+		"ErrorList":    c.Universe.Type(types.Name{Package: fieldPkg, Name: "ErrorList"}),
 	}
 
 	sw.Do(definitionTemplate, args)
@@ -228,11 +236,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if err := sw.Error(); err != nil {
 		return err
 	}
-	vw := &validationWriter{c: c, w: w, emitted: g.emitted}
-	vw.printf("%s}\n", vw.definitionFields(r.Rules))
-	if err := vw.structs(r.Rules); err != nil {
-		return err
-	}
+	sw.Do(noDefaultValidateTemplate, args)
 
 	if len(r.SelectableFields) == 0 {
 		return sw.Error()
@@ -298,7 +302,15 @@ func infoLiterals(gv *groupVersion, r *resourceModel, column string) map[string]
 		"SelectableFields": stringsLiteral(keys),
 		"PrintColumns":     printColumnsLiteral(column, r.PrintColumns),
 		"OpenAPIName":      strconv.Quote(r.OpenAPIName),
+		"Schema":           rawStringLiteral(r.Schema),
 	}
+}
+
+// rawStringLiteral renders s as a Go raw string literal, which keeps JSON
+// readable (no escaped quotes); a back quote, which a raw string cannot
+// hold, is concatenated as "`".
+func rawStringLiteral(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "` + \"`\" + `") + "`"
 }
 
 // stringsLiteral renders a []string literal, or nil when empty.

@@ -3,9 +3,6 @@
 package v1
 
 import (
-	"regexp"
-	"unicode/utf8"
-
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
@@ -37,6 +34,7 @@ var Database = &resource.Definition[*examplev1.Database]{
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		},
 		OpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.Database",
+		Schema:      `{"description":"Database is a managed database instance that a controller provisions in a Region.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"spec":{"description":"Spec is the database the user asks for.","type":"object","required":["engine"],"properties":{"engine":{"description":"Engine is the database engine: postgres, mysql or mariadb.","type":"string","enum":["postgres","mysql","mariadb"]},"extensions":{"description":"Extensions are the engine extensions to install, for example\n\"pg_stat_statements\". A strategic merge patch adds to them, and\nremoves with $deleteFromPrimitiveList.","type":"array","maxItems":32,"items":{"type":"string","maxLength":63},"x-kubernetes-list-type":"set"},"region":{"description":"Region is the name of the cluster-scoped Region the database runs in.","type":"string"},"replicas":{"description":"Replicas is the number of instances to run, one primary and the rest read replicas.","type":"integer","format":"int32","default":1,"maximum":9,"minimum":1},"storageGiB":{"description":"StorageGiB is the size of each instance's volume in GiB. Volumes\ncannot shrink, so it may only grow.","type":"integer","format":"int32","default":10,"minimum":1,"x-kubernetes-validations":[{"rule":"self \u003e= oldSelf","message":"storageGiB may only grow"}]},"users":{"description":"Users are the accounts the controller creates, one per name. A\nstrategic merge patch (and kubectl apply) merges them by name.","type":"array","items":{"description":"DatabaseUser is a database account.","type":"object","required":["name"],"properties":{"connectionLimit":{"description":"ConnectionLimit is the most connections the account may hold at once.","type":"integer","format":"int32","minimum":1},"email":{"description":"Email is where the account's owner is told about it.","type":"string","format":"email"},"name":{"description":"Name is the account's name.","type":"string","maxLength":63},"privilege":{"description":"Privilege is what the account may do: read, write or admin.","type":"string","default":"read","enum":["read","write","admin"]}}},"x-kubernetes-list-map-keys":["name"],"x-kubernetes-list-type":"map"},"version":{"description":"Version is the engine version, for example \"16.4\".","type":"string","maxLength":32,"pattern":"^[0-9]+(\\.[0-9]+)*$"}}},"status":{"description":"Status is what the controller observed; written only through the status subresource.","type":"object","properties":{"conditions":{"description":"Conditions are the standard condition list (Ready, Degraded, ...).","type":"array","items":{"description":"Condition contains details for one aspect of the current state of this API Resource.","type":"object","required":["lastTransitionTime","message","reason","status","type"],"properties":{"lastTransitionTime":{"description":"lastTransitionTime is the last time the condition transitioned from one status to another.\nThis should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.","type":"string","format":"date-time"},"message":{"description":"message is a human readable message indicating details about the transition.\nThis may be an empty string.","type":"string","maxLength":32768},"observedGeneration":{"description":"observedGeneration represents the .metadata.generation that the condition was set based upon.\nFor instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date\nwith respect to the current state of the instance.","type":"integer","format":"int64","minimum":0},"reason":{"description":"reason contains a programmatic identifier indicating the reason for the condition's last transition.\nProducers of specific condition types may define expected values and meanings for this field,\nand whether the values are considered a guaranteed API.\nThe value should be a CamelCase string.\nThis field may not be empty.","type":"string","maxLength":1024,"minLength":1,"pattern":"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"},"status":{"description":"status of the condition, one of True, False, Unknown.","type":"string","enum":["True","False","Unknown"]},"type":{"description":"type of condition in CamelCase or in foo.example.com/CamelCase.","type":"string","maxLength":316,"pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"}}},"x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"},"endpoint":{"description":"Endpoint is the host:port clients connect to, once ready.","type":"string"},"observedGeneration":{"description":"ObservedGeneration is the metadata.generation the controller last acted on.","type":"integer","format":"int64"},"phase":{"description":"Phase is a one-word summary: Pending, Provisioning, Ready or Failed.","type":"string","enum":["Pending","Provisioning","Ready","Failed"]},"readyReplicas":{"description":"ReadyReplicas is the number of instances accepting connections.","type":"integer","format":"int32"},"replicas":{"description":"Replicas is the number of instances that exist, ready or not; the\nscale subresource reports it.","type":"integer","format":"int32"},"selector":{"description":"Selector selects the database's instances by label, serialized\n(\"app=orders\"); the scale subresource reports it, so an autoscaler\ncan find them.","type":"string"}}}}}`,
 		Scale: &resource.ScaleInfo{
 			SpecReplicasPath:   ".spec.replicas",
 			StatusReplicasPath: ".status.replicas",
@@ -49,133 +47,9 @@ var Database = &resource.Definition[*examplev1.Database]{
 	SpecEqual: func(a, b *examplev1.Database) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	Default:  defaultDatabase,
-	Validate: func(o *examplev1.Database) field.ErrorList { return validateDatabase(o, nil) },
-}
-
-// defaultDatabase sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabase(o *examplev1.Database) {
-	defaultDatabaseSpec(&o.Spec)
-}
-
-// validateDatabase returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabase(o *examplev1.Database, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateDatabaseSpec(&o.Spec, p.Child("spec"))...)
-	errs = append(errs, validateDatabaseStatus(&o.Status, p.Child("status"))...)
-	return errs
-}
-
-// defaultDatabaseSpec sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabaseSpec(o *examplev1.DatabaseSpec) {
-	if o.Replicas == 0 {
-		o.Replicas = 1
-	}
-	if o.StorageGiB == 0 {
-		o.StorageGiB = 10
-	}
-	for i := range o.Users {
-		defaultDatabaseUser(&o.Users[i])
-	}
-}
-
-// patternDatabaseSpecVersion is the +kubebuilder:validation:Pattern of DatabaseSpec.Version.
-var patternDatabaseSpecVersion = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
-
-// validateDatabaseSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseSpec(o *examplev1.DatabaseSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Engine == "" {
-		errs = append(errs, field.Required(p.Child("engine"), ""))
-	} else {
-		v := o.Engine
-		switch v {
-		case "postgres", "mysql", "mariadb":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("engine"), v, []string{"postgres", "mysql", "mariadb"}))
-		}
-	}
-	if o.Version != "" {
-		v := o.Version
-		if utf8.RuneCountInString(v) > 32 {
-			errs = append(errs, field.TooLongCharacters(p.Child("version"), v, 32))
-		}
-		if !patternDatabaseSpecVersion.MatchString(v) {
-			errs = append(errs, field.Invalid(p.Child("version"), v, "should match '^[0-9]+(\\.[0-9]+)*$'"))
-		}
-	}
-	if o.Replicas != 0 {
-		v := o.Replicas
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("replicas"), v, "should be greater than or equal to 1"))
-		}
-		if v > 9 {
-			errs = append(errs, field.Invalid(p.Child("replicas"), v, "should be less than or equal to 9"))
-		}
-	}
-	if o.StorageGiB != 0 {
-		v := o.StorageGiB
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("storageGiB"), v, "should be greater than or equal to 1"))
-		}
-	}
-	for i := range o.Users {
-		errs = append(errs, validateDatabaseUser(&o.Users[i], p.Child("users").Index(i))...)
-	}
-	return errs
-}
-
-// defaultDatabaseUser sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabaseUser(o *examplev1.DatabaseUser) {
-	if o.Privilege == "" {
-		o.Privilege = "read"
-	}
-}
-
-// validateDatabaseUser returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseUser(o *examplev1.DatabaseUser, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		v := o.Name
-		if utf8.RuneCountInString(v) > 63 {
-			errs = append(errs, field.TooLongCharacters(p.Child("name"), v, 63))
-		}
-	}
-	if o.Privilege != "" {
-		v := o.Privilege
-		switch v {
-		case "read", "write", "admin":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("privilege"), v, []string{"read", "write", "admin"}))
-		}
-	}
-	if o.ConnectionLimit != 0 {
-		v := o.ConnectionLimit
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("connectionLimit"), v, "should be greater than or equal to 1"))
-		}
-	}
-	return errs
-}
-
-// validateDatabaseStatus returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseStatus(o *examplev1.DatabaseStatus, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Phase != "" {
-		v := o.Phase
-		switch v {
-		case "Pending", "Provisioning", "Ready", "Failed":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("phase"), v, []string{"Pending", "Provisioning", "Ready", "Failed"}))
-		}
-	}
-	return errs
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*examplev1.Database) {},
+	Validate: func(*examplev1.Database) field.ErrorList { return nil },
 }
 
 // databaseFields returns the field-selector fields of the Database o.
@@ -206,6 +80,7 @@ var Region = &resource.Definition[*examplev1.Region]{
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		},
 		OpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.Region",
+		Schema:      `{"description":"Region is a cluster-scoped location where databases can be placed.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"spec":{"description":"Spec describes the region.","type":"object","properties":{"displayName":{"description":"DisplayName is the human-readable name, for example \"Frankfurt\".","type":"string"},"provider":{"description":"Provider is the infrastructure provider: aws, gcp, azure or on-prem.","type":"string","enum":["aws","gcp","azure","on-prem"]},"zones":{"description":"Zones are the availability zones databases may be spread over.","type":"array","items":{"type":"string"},"x-kubernetes-list-type":"set"}}}}}`,
 	},
 	New:    func() *examplev1.Region { return new(examplev1.Region) },
 	Fields: func(o *examplev1.Region) fields.Set { return resource.ObjectFields(o, false) },
@@ -214,32 +89,9 @@ var Region = &resource.Definition[*examplev1.Region]{
 	SpecEqual: func(a, b *examplev1.Region) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Region has no +kubebuilder:default markers.
+	// Defaults and validation come from Info.Schema.
 	Default:  func(*examplev1.Region) {},
-	Validate: func(o *examplev1.Region) field.ErrorList { return validateRegion(o, nil) },
-}
-
-// validateRegion returns the violations of the validation markers of o,
-// with field paths under p.
-func validateRegion(o *examplev1.Region, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateRegionSpec(&o.Spec, p.Child("spec"))...)
-	return errs
-}
-
-// validateRegionSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateRegionSpec(o *examplev1.RegionSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Provider != "" {
-		v := o.Provider
-		switch v {
-		case "aws", "gcp", "azure", "on-prem":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("provider"), v, []string{"aws", "gcp", "azure", "on-prem"}))
-		}
-	}
-	return errs
+	Validate: func(*examplev1.Region) field.ErrorList { return nil },
 }
 
 // Install registers every example.apiloom.dev/v1 resource with r.

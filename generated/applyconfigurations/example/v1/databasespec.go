@@ -13,7 +13,8 @@ type DatabaseSpecApplyConfiguration struct {
 	Version *string `json:"version,omitempty"`
 	// Replicas is the number of instances to run, one primary and the rest read replicas.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// StorageGiB is the size of each instance's volume in GiB.
+	// StorageGiB is the size of each instance's volume in GiB. Volumes
+	// cannot shrink, so it may only grow.
 	StorageGiB *int32 `json:"storageGiB,omitempty"`
 	// Region is the name of the cluster-scoped Region the database runs in.
 	Region *string `json:"region,omitempty"`

@@ -11,6 +11,8 @@ type DatabaseUserApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// Privilege is what the account may do: read, write or admin.
 	Privilege *string `json:"privilege,omitempty"`
+	// Email is where the account's owner is told about it.
+	Email *string `json:"email,omitempty"`
 	// ConnectionLimit is the most connections the account may hold at once.
 	ConnectionLimit *int32 `json:"connectionLimit,omitempty"`
 }
@@ -34,6 +36,14 @@ func (b *DatabaseUserApplyConfiguration) WithName(value string) *DatabaseUserApp
 // If called multiple times, the Privilege field is set to the value of the last call.
 func (b *DatabaseUserApplyConfiguration) WithPrivilege(value string) *DatabaseUserApplyConfiguration {
 	b.Privilege = &value
+	return b
+}
+
+// WithEmail sets the Email field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Email field is set to the value of the last call.
+func (b *DatabaseUserApplyConfiguration) WithEmail(value string) *DatabaseUserApplyConfiguration {
+	b.Email = &value
 	return b
 }
 

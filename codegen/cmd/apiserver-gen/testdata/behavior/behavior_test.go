@@ -6,15 +6,23 @@
 package behavior
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	gadgetsv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/gadgets/v1"
 	inventoryv1alpha1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/inventory/v1alpha1"
 	shopv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1"
 	"github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden"
+	gadgetsgen "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/gadgets/v1"
 	inventorygen "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/inventory/v1alpha1"
 	shopgen "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/shop/v1"
 	"github.com/apiloom/apiloom/server/endpoints"
@@ -34,7 +42,7 @@ func TestOrderFields(t *testing.T) {
 	}
 	want := fields.Set{
 		"metadata.name": "o1", "metadata.namespace": "ns",
-		"spec.customer": "ada", "spec.paid": "true", "spec.quantity": "7", "spec.weightGrams": "1200",
+		"spec.customer": "ada", "spec.paid": "true", "spec.quantity": "7",
 		"spec.priority": "-3", "spec.shipping.carrier": "dhl", "spec.shipping.express": "true",
 		"spec.region": "eu", "status.phase": "Shipped",
 	}
@@ -133,6 +141,7 @@ func TestInstall(t *testing.T) {
 		got = append(got, info.GroupResource().String())
 	}
 	want := []string{
+		"gadgets.gadgets.test.apiloom.dev",
 		"cacti.inventory.test.apiloom.dev", "shelves.inventory.test.apiloom.dev",
 		"orders.shop.test.apiloom.dev", "receipts.shop.test.apiloom.dev", "warehouses.shop.test.apiloom.dev",
 	}
@@ -163,5 +172,37 @@ func TestPrintColumns(t *testing.T) {
 	endpoints.NewResource(shopgen.Order, nil) // panics on a column it refuses
 	if shopgen.Warehouse.PrintColumns != nil {
 		t.Errorf("Warehouse has columns %+v, but no markers", shopgen.Warehouse.PrintColumns)
+	}
+}
+
+// TestSchemaLiteral checks that the Go literal of Info.Schema holds exactly
+// the openAPIV3Schema controller-gen wrote, back quotes in descriptions
+// included, and that Default and Validate do nothing: the schema decides.
+func TestSchemaLiteral(t *testing.T) {
+	b, err := os.ReadFile("../controller-gen/gadgets.test.apiloom.dev_gadgets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(b, c); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(c.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gadgetsgen.Gadget.Schema; got != string(want) {
+		t.Errorf("Info.Schema = %s\nwant %s", got, want)
+	}
+	if !strings.Contains(gadgetsgen.Gadget.Schema, "`required`") {
+		t.Error("the description with back quotes is not in Info.Schema")
+	}
+	g := &gadgetsv1.Gadget{}
+	gadgetsgen.Gadget.Default(g)
+	if !reflect.DeepEqual(g, &gadgetsv1.Gadget{}) {
+		t.Errorf("Default changed the object: %+v", g)
+	}
+	if errs := gadgetsgen.Gadget.Validate(g); len(errs) != 0 {
+		t.Errorf("Validate = %v, want nothing (validation is by Info.Schema)", errs)
 	}
 }

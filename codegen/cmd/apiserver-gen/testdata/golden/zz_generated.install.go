@@ -3,6 +3,7 @@
 package golden
 
 import (
+	gadgetsv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/gadgets/v1"
 	inventoryv1alpha1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/inventory/v1alpha1"
 	shopv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden/shop/v1"
 	openapi "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/openapi"
@@ -13,6 +14,7 @@ import (
 // group-version in import-path order, and the OpenAPI definitions of their
 // types.
 func Install(r *registry.Registry) {
+	gadgetsv1.Install(r)
 	inventoryv1alpha1.Install(r)
 	shopv1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)

@@ -13,7 +13,6 @@ import (
 // +kubebuilder:selectablefield:JSONPath=.spec.customer
 // +kubebuilder:selectablefield:JSONPath=.spec.paid
 // +kubebuilder:selectablefield:JSONPath=.spec.quantity
-// +kubebuilder:selectablefield:JSONPath=.spec.weightGrams
 // +kubebuilder:selectablefield:JSONPath=`.spec.priority`
 // +kubebuilder:selectablefield:JSONPath=".spec.shipping.carrier"
 // +kubebuilder:selectablefield:JSONPath=.spec.shipping.express
@@ -48,13 +47,13 @@ type OrderSpec struct {
 	// +kubebuilder:validation:ExclusiveMaximum=true
 	Quantity int32 `json:"quantity"`
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:ExclusiveMinimum
+	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:default=500
 	WeightGrams uint32 `json:"weightGrams,omitempty"`
 	// +kubebuilder:validation:Enum=-3;0;3
 	// +kubebuilder:default=0
 	Priority *int64 `json:"priority,omitempty"`
-	// +kubebuilder:default={}
+	// +kubebuilder:default={carrier: post}
 	Shipping *Shipping `json:"shipping,omitempty"`
 	Location `json:",inline"`
 	// +kubebuilder:validation:MaxItems=3
@@ -63,8 +62,11 @@ type OrderSpec struct {
 	Lines []OrderLine `json:"lines,omitempty"`
 	// Gifts are wrapped items by recipient.
 	Gifts map[string]OrderLine `json:"gifts,omitempty"`
+	// Discount is a fraction: controller-gen refuses floats without
+	// crd:allowDangerousTypes, and apiserver-gen does as it does.
+	//
 	// +kubebuilder:validation:Optional
-	Discount *float64 `json:"discount,omitempty"`
+	Discount *string `json:"discount,omitempty"`
 }
 
 // OrderLine is one line of an order, validated wherever it appears.
@@ -75,8 +77,6 @@ type OrderLine struct {
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	Count int32 `json:"count,omitempty"`
-	// Next chains lines, so the rules are recursive.
-	Next *OrderLine `json:"next,omitempty"`
 }
 
 // Location is inlined into OrderSpec.
@@ -151,8 +151,9 @@ type Receipt struct {
 
 	Spec   ReceiptSpec   `json:"spec,omitempty"`
 	Status ReceiptStatus `json:"status,omitempty"`
-	// cache is not serialized and never compared.
-	cache string
+	// cache is not serialized and never compared (controller-gen, like
+	// encoding/json, needs the "-" tag to skip it).
+	cache string `json:"-"`
 }
 
 // ReceiptSpec is what a Receipt records.

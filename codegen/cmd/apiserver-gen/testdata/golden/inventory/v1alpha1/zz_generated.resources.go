@@ -27,15 +27,15 @@ var Cactus = &resource.Definition[*inventoryv1alpha1.Cactus]{
 		SelectableFields: nil,
 		PrintColumns:     nil,
 		OpenAPIName:      "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/inventory/v1alpha1.Cactus",
+		Schema:           `{"description":"Cactus has nothing outside metadata and status.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"status":{"description":"CactusStatus holds no references, so deepcopy-gen gives it no methods\nand assignment copies it.","type":"object","properties":{"height":{"type":"integer","format":"int32"}}}}}`,
 	},
 	New:        func() *inventoryv1alpha1.Cactus { return new(inventoryv1alpha1.Cactus) },
 	Fields:     func(o *inventoryv1alpha1.Cactus) fields.Set { return resource.ObjectFields(o, false) },
 	CopyStatus: func(dst, src *inventoryv1alpha1.Cactus) { dst.Status = src.Status },
 	// Cactus has no fields outside metadata and status.
 	SpecEqual: func(_, _ *inventoryv1alpha1.Cactus) bool { return true },
-	// Cactus has no +kubebuilder:default markers.
-	Default: func(*inventoryv1alpha1.Cactus) {},
-	// Cactus has no validation markers.
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*inventoryv1alpha1.Cactus) {},
 	Validate: func(*inventoryv1alpha1.Cactus) field.ErrorList { return nil },
 }
 
@@ -55,6 +55,7 @@ var Shelf = &resource.Definition[*inventoryv1alpha1.Shelf]{
 		SelectableFields: nil,
 		PrintColumns:     nil,
 		OpenAPIName:      "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/inventory/v1alpha1.Shelf",
+		Schema:           `{"description":"Shelf has a pointer status, and a scale subresource whose status paths\ngo through it.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"spec":{"description":"ShelfSpec describes a Shelf.","type":"object","properties":{"slots":{"type":"integer","format":"int32"}}},"status":{"description":"ShelfStatus is the observed state of a Shelf.","type":"object","properties":{"filled":{"description":"Filled is how many slots hold something.","type":"integer","format":"int64"},"selector":{"description":"Selector is a label selector, serialized.","type":"string"},"used":{"type":"array","items":{"type":"string"}}}}}}`,
 		Scale: &resource.ScaleInfo{
 			SpecReplicasPath:   ".spec.slots",
 			StatusReplicasPath: ".status.filled",
@@ -67,9 +68,8 @@ var Shelf = &resource.Definition[*inventoryv1alpha1.Shelf]{
 	SpecEqual: func(a, b *inventoryv1alpha1.Shelf) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Shelf has no +kubebuilder:default markers.
-	Default: func(*inventoryv1alpha1.Shelf) {},
-	// Shelf has no validation markers.
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*inventoryv1alpha1.Shelf) {},
 	Validate: func(*inventoryv1alpha1.Shelf) field.ErrorList { return nil },
 }
 

@@ -3,11 +3,7 @@
 package v1
 
 import (
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	shopv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1"
 	registry "github.com/apiloom/apiloom/server/registry"
@@ -30,7 +26,7 @@ var Order = &resource.Definition[*shopv1.Order]{
 		ShortNames:       []string{"ord", "ords"},
 		Categories:       []string{"all", "shop"},
 		HasStatus:        true,
-		SelectableFields: []string{"spec.customer", "spec.paid", "spec.quantity", "spec.weightGrams", "spec.priority", "spec.shipping.carrier", "spec.shipping.express", "spec.region", "status.phase"},
+		SelectableFields: []string{"spec.customer", "spec.paid", "spec.quantity", "spec.priority", "spec.shipping.carrier", "spec.shipping.express", "spec.region", "status.phase"},
 		PrintColumns: []resource.PrintColumn{
 			{Name: "Customer", Type: "string", JSONPath: ".spec.customer"},
 			{Name: "Qty", Type: "integer", JSONPath: ".spec.quantity", Format: "int32", Description: "Items ordered."},
@@ -41,6 +37,7 @@ var Order = &resource.Definition[*shopv1.Order]{
 			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		},
 		OpenAPIName: "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1.Order",
+		Schema:      `{"description":"Order is a customer's order.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"notes":{"description":"Notes sit beside the spec; SpecEqual compares them too.","type":"array","items":{"type":"string"}},"spec":{"description":"OrderSpec is what was ordered.","type":"object","required":["customer","quantity"],"properties":{"customer":{"type":"string","maxLength":20,"minLength":2},"discount":{"description":"Discount is a fraction: controller-gen refuses floats without\ncrd:allowDangerousTypes, and apiserver-gen does as it does.","type":"string"},"gifts":{"description":"Gifts are wrapped items by recipient.","type":"object","additionalProperties":{"description":"OrderLine is one line of an order, validated wherever it appears.","type":"object","required":["sku"],"properties":{"count":{"type":"integer","format":"int32","default":1,"minimum":1},"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]+$"}}}},"items":{"type":"array","maxItems":3,"items":{"type":"string"}},"lines":{"type":"array","minItems":2,"items":{"description":"OrderLine is one line of an order, validated wherever it appears.","type":"object","required":["sku"],"properties":{"count":{"type":"integer","format":"int32","default":1,"minimum":1},"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]+$"}}}},"paid":{"type":"boolean"},"priority":{"type":"integer","format":"int64","default":0,"enum":[-3,0,3]},"quantity":{"type":"integer","format":"int32","maximum":100,"exclusiveMaximum":true,"minimum":1},"region":{"type":"string","enum":["eu","us","apac"]},"shipping":{"description":"Shipping says how an order travels.","type":"object","default":{"carrier":"post"},"required":["carrier"],"properties":{"carrier":{"type":"string","default":"post"},"express":{"type":"boolean","default":false}}},"weightGrams":{"type":"integer","format":"int32","default":500,"minimum":0,"exclusiveMinimum":true}}},"status":{"description":"OrderStatus is the observed state of an Order.","type":"object","properties":{"conditions":{"type":"array","items":{"description":"Condition contains details for one aspect of the current state of this API Resource.","type":"object","required":["lastTransitionTime","message","reason","status","type"],"properties":{"lastTransitionTime":{"description":"lastTransitionTime is the last time the condition transitioned from one status to another.\nThis should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.","type":"string","format":"date-time"},"message":{"description":"message is a human readable message indicating details about the transition.\nThis may be an empty string.","type":"string","maxLength":32768},"observedGeneration":{"description":"observedGeneration represents the .metadata.generation that the condition was set based upon.\nFor instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date\nwith respect to the current state of the instance.","type":"integer","format":"int64","minimum":0},"reason":{"description":"reason contains a programmatic identifier indicating the reason for the condition's last transition.\nProducers of specific condition types may define expected values and meanings for this field,\nand whether the values are considered a guaranteed API.\nThe value should be a CamelCase string.\nThis field may not be empty.","type":"string","maxLength":1024,"minLength":1,"pattern":"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"},"status":{"description":"status of the condition, one of True, False, Unknown.","type":"string","enum":["True","False","Unknown"]},"type":{"description":"type of condition in CamelCase or in foo.example.com/CamelCase.","type":"string","maxLength":316,"pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"}}}},"phase":{"description":"OrderPhase is a named string type.","type":"string","enum":["Paid","Shipped"]}}}}}`,
 	},
 	New:        func() *shopv1.Order { return new(shopv1.Order) },
 	Fields:     orderFields,
@@ -49,179 +46,9 @@ var Order = &resource.Definition[*shopv1.Order]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Notes, b.Notes)
 	},
-	Default:  defaultOrder,
-	Validate: func(o *shopv1.Order) field.ErrorList { return validateOrder(o, nil) },
-}
-
-// defaultOrder sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrder(o *shopv1.Order) {
-	defaultOrderSpec(&o.Spec)
-}
-
-// validateOrder returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrder(o *shopv1.Order, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateOrderSpec(&o.Spec, p.Child("spec"))...)
-	errs = append(errs, validateOrderStatus(&o.Status, p.Child("status"))...)
-	return errs
-}
-
-// defaultOrderSpec sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrderSpec(o *shopv1.OrderSpec) {
-	if o.WeightGrams == 0 {
-		o.WeightGrams = 500
-	}
-	if o.Priority == nil {
-		v := int64(0)
-		o.Priority = &v
-	}
-	if o.Shipping == nil {
-		o.Shipping = &shopv1.Shipping{}
-	}
-	if o.Shipping != nil {
-		defaultShipping(o.Shipping)
-	}
-	for i := range o.Lines {
-		defaultOrderLine(&o.Lines[i])
-	}
-	for k, e := range o.Gifts {
-		defaultOrderLine(&e)
-		o.Gifts[k] = e
-	}
-}
-
-// validateOrderSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderSpec(o *shopv1.OrderSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Customer == "" {
-		errs = append(errs, field.Required(p.Child("customer"), ""))
-	} else {
-		v := o.Customer
-		if utf8.RuneCountInString(v) < 2 {
-			errs = append(errs, field.Invalid(p.Child("customer"), v, "should be at least 2 chars long"))
-		}
-		if utf8.RuneCountInString(v) > 20 {
-			errs = append(errs, field.TooLongCharacters(p.Child("customer"), v, 20))
-		}
-	}
-	{
-		v := o.Quantity
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("quantity"), v, "should be greater than or equal to 1"))
-		}
-		if v >= 100 {
-			errs = append(errs, field.Invalid(p.Child("quantity"), v, "should be less than 100"))
-		}
-	}
-	if o.WeightGrams != 0 {
-		v := o.WeightGrams
-		if v <= 0 {
-			errs = append(errs, field.Invalid(p.Child("weightGrams"), v, "should be greater than 0"))
-		}
-	}
-	if o.Priority != nil {
-		v := *o.Priority
-		switch v {
-		case -3, 0, 3:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("priority"), v, []string{"-3", "0", "3"}))
-		}
-	}
-	errs = append(errs, validateLocation(&o.Location, p)...)
-	if len(o.Items) > 3 {
-		errs = append(errs, field.TooMany(p.Child("items"), len(o.Items), 3))
-	}
-	if len(o.Lines) > 0 && len(o.Lines) < 2 {
-		errs = append(errs, field.Invalid(p.Child("lines"), len(o.Lines), "should have at least 2 items"))
-	}
-	for i := range o.Lines {
-		errs = append(errs, validateOrderLine(&o.Lines[i], p.Child("lines").Index(i))...)
-	}
-	for _, k := range slices.Sorted(maps.Keys(o.Gifts)) {
-		e := o.Gifts[k]
-		errs = append(errs, validateOrderLine(&e, p.Child("gifts").Key(k))...)
-	}
-	return errs
-}
-
-// defaultShipping sets the +kubebuilder:default values of the unset fields of o.
-func defaultShipping(o *shopv1.Shipping) {
-	if o.Carrier == "" {
-		o.Carrier = "post"
-	}
-	if o.Express == nil {
-		v := bool(false)
-		o.Express = &v
-	}
-}
-
-// validateLocation returns the violations of the validation markers of o,
-// with field paths under p.
-func validateLocation(o *shopv1.Location, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Region != "" {
-		v := o.Region
-		switch v {
-		case "eu", "us", "apac":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("region"), v, []string{"eu", "us", "apac"}))
-		}
-	}
-	return errs
-}
-
-// defaultOrderLine sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrderLine(o *shopv1.OrderLine) {
-	if o.Count == 0 {
-		o.Count = 1
-	}
-	if o.Next != nil {
-		defaultOrderLine(o.Next)
-	}
-}
-
-// patternOrderLineSKU is the +kubebuilder:validation:Pattern of OrderLine.SKU.
-var patternOrderLineSKU = regexp.MustCompile(`^[A-Z]{3}-[0-9]+$`)
-
-// validateOrderLine returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderLine(o *shopv1.OrderLine, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.SKU == "" {
-		errs = append(errs, field.Required(p.Child("sku"), ""))
-	} else {
-		v := o.SKU
-		if !patternOrderLineSKU.MatchString(v) {
-			errs = append(errs, field.Invalid(p.Child("sku"), v, "should match '^[A-Z]{3}-[0-9]+$'"))
-		}
-	}
-	if o.Count != 0 {
-		v := o.Count
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("count"), v, "should be greater than or equal to 1"))
-		}
-	}
-	if o.Next != nil {
-		errs = append(errs, validateOrderLine(o.Next, p.Child("next"))...)
-	}
-	return errs
-}
-
-// validateOrderStatus returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderStatus(o *shopv1.OrderStatus, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Phase != "" {
-		v := o.Phase
-		switch v {
-		case "Paid", "Shipped":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("phase"), v, []string{"Paid", "Shipped"}))
-		}
-	}
-	return errs
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*shopv1.Order) {},
+	Validate: func(*shopv1.Order) field.ErrorList { return nil },
 }
 
 // orderFields returns the field-selector fields of the Order o.
@@ -230,7 +57,6 @@ func orderFields(o *shopv1.Order) fields.Set {
 	f["spec.customer"] = o.Spec.Customer
 	f["spec.paid"] = strconv.FormatBool(o.Spec.Paid)
 	f["spec.quantity"] = strconv.FormatInt(int64(o.Spec.Quantity), 10)
-	f["spec.weightGrams"] = strconv.FormatUint(uint64(o.Spec.WeightGrams), 10)
 	f["spec.priority"] = orderFieldSpecPriority(o)
 	f["spec.shipping.carrier"] = orderFieldSpecShippingCarrier(o)
 	f["spec.shipping.express"] = orderFieldSpecShippingExpress(o)
@@ -279,6 +105,7 @@ var Receipt = &resource.Definition[*shopv1.Receipt]{
 		SelectableFields: nil,
 		PrintColumns:     nil,
 		OpenAPIName:      "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1.Receipt",
+		Schema:           `{"description":"Receipt has a Status member that is not a subresource: clients write it\nwith the rest of the object, and it counts towards SpecEqual.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"spec":{"description":"ReceiptSpec is what a Receipt records.","type":"object","required":["order"],"properties":{"order":{"type":"string"}}},"status":{"description":"ReceiptStatus is ordinary content of a Receipt.","type":"object","properties":{"printed":{"type":"boolean"}}}}}`,
 	},
 	New:    func() *shopv1.Receipt { return new(shopv1.Receipt) },
 	Fields: func(o *shopv1.Receipt) fields.Set { return resource.ObjectFields(o, true) },
@@ -288,9 +115,8 @@ var Receipt = &resource.Definition[*shopv1.Receipt]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Status, b.Status)
 	},
-	// Receipt has no +kubebuilder:default markers.
-	Default: func(*shopv1.Receipt) {},
-	// Receipt has no validation markers.
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*shopv1.Receipt) {},
 	Validate: func(*shopv1.Receipt) field.ErrorList { return nil },
 }
 
@@ -310,6 +136,7 @@ var Warehouse = &resource.Definition[*shopv1.Warehouse]{
 		SelectableFields: nil,
 		PrintColumns:     nil,
 		OpenAPIName:      "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1.Warehouse",
+		Schema:           `{"description":"Warehouse is cluster-scoped and has no status.","type":"object","properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"metadata":{"type":"object"},"spec":{"description":"WarehouseSpec describes a Warehouse.","type":"object","properties":{"city":{"type":"string"}}}}}`,
 	},
 	New:    func() *shopv1.Warehouse { return new(shopv1.Warehouse) },
 	Fields: func(o *shopv1.Warehouse) fields.Set { return resource.ObjectFields(o, false) },
@@ -318,9 +145,8 @@ var Warehouse = &resource.Definition[*shopv1.Warehouse]{
 	SpecEqual: func(a, b *shopv1.Warehouse) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Warehouse has no +kubebuilder:default markers.
-	Default: func(*shopv1.Warehouse) {},
-	// Warehouse has no validation markers.
+	// Defaults and validation come from Info.Schema.
+	Default:  func(*shopv1.Warehouse) {},
 	Validate: func(*shopv1.Warehouse) field.ErrorList { return nil },
 }
 

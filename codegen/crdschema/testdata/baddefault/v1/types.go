@@ -1,0 +1,28 @@
+package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Thing is the kind.
+//
+// +genclient
+type Thing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ThingSpec `json:"spec"`
+}
+
+// ThingSpec holds the markers.
+type ThingSpec struct {
+	// +kubebuilder:validation:Enum=a;b
+	// +kubebuilder:default=c
+	DefaultNotInEnum string `json:"defaultNotInEnum,omitempty"`
+	// +kubebuilder:default=yes
+	DefaultNotBool bool `json:"defaultNotBool,omitempty"`
+}
+
+// ThingList is a list of Things.
+type ThingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Thing `json:"items"`
+}

@@ -1,0 +1,24 @@
+package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Thing is the kind.
+//
+// +genclient
+type Thing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ThingSpec `json:"spec"`
+}
+
+// ThingSpec holds the markers.
+type ThingSpec struct {
+	Ratio float64 `json:"ratio,omitempty"`
+}
+
+// ThingList is a list of Things.
+type ThingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Thing `json:"items"`
+}
