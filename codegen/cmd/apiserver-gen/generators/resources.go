@@ -208,11 +208,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if err := sw.Error(); err != nil {
 		return err
 	}
-	vw := &validationWriter{c: c, w: w, emitted: g.emitted}
-	vw.printf("%s}\n", vw.definitionFields(r.Rules))
-	if err := vw.structs(r.Rules); err != nil {
-		return err
-	}
+	// The kind's schema (Info.Schema) defaults and validates its writes;
+	// no Default or Validate function is generated.
+	sw.Do("}\n", nil)
 
 	if len(r.SelectableFields) == 0 {
 		return sw.Error()

@@ -3,15 +3,11 @@
 package v1
 
 import (
-	"regexp"
-	"unicode/utf8"
-
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Database defines the databases resource of example.apiloom.dev/v1 (kind Database).
@@ -44,133 +40,6 @@ var Database = &resource.Definition[*examplev1.Database]{
 	SpecEqual: func(a, b *examplev1.Database) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	Default:  defaultDatabase,
-	Validate: func(o *examplev1.Database) field.ErrorList { return validateDatabase(o, nil) },
-}
-
-// defaultDatabase sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabase(o *examplev1.Database) {
-	defaultDatabaseSpec(&o.Spec)
-}
-
-// validateDatabase returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabase(o *examplev1.Database, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateDatabaseSpec(&o.Spec, p.Child("spec"))...)
-	errs = append(errs, validateDatabaseStatus(&o.Status, p.Child("status"))...)
-	return errs
-}
-
-// defaultDatabaseSpec sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabaseSpec(o *examplev1.DatabaseSpec) {
-	if o.Replicas == 0 {
-		o.Replicas = 1
-	}
-	if o.StorageGiB == 0 {
-		o.StorageGiB = 10
-	}
-	for i := range o.Users {
-		defaultDatabaseUser(&o.Users[i])
-	}
-}
-
-// patternDatabaseSpecVersion is the +kubebuilder:validation:Pattern of DatabaseSpec.Version.
-var patternDatabaseSpecVersion = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
-
-// validateDatabaseSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseSpec(o *examplev1.DatabaseSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Engine == "" {
-		errs = append(errs, field.Required(p.Child("engine"), ""))
-	} else {
-		v := o.Engine
-		switch v {
-		case "postgres", "mysql", "mariadb":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("engine"), v, []string{"postgres", "mysql", "mariadb"}))
-		}
-	}
-	if o.Version != "" {
-		v := o.Version
-		if utf8.RuneCountInString(v) > 32 {
-			errs = append(errs, field.TooLongCharacters(p.Child("version"), v, 32))
-		}
-		if !patternDatabaseSpecVersion.MatchString(v) {
-			errs = append(errs, field.Invalid(p.Child("version"), v, "should match '^[0-9]+(\\.[0-9]+)*$'"))
-		}
-	}
-	if o.Replicas != 0 {
-		v := o.Replicas
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("replicas"), v, "should be greater than or equal to 1"))
-		}
-		if v > 9 {
-			errs = append(errs, field.Invalid(p.Child("replicas"), v, "should be less than or equal to 9"))
-		}
-	}
-	if o.StorageGiB != 0 {
-		v := o.StorageGiB
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("storageGiB"), v, "should be greater than or equal to 1"))
-		}
-	}
-	for i := range o.Users {
-		errs = append(errs, validateDatabaseUser(&o.Users[i], p.Child("users").Index(i))...)
-	}
-	return errs
-}
-
-// defaultDatabaseUser sets the +kubebuilder:default values of the unset fields of o.
-func defaultDatabaseUser(o *examplev1.DatabaseUser) {
-	if o.Privilege == "" {
-		o.Privilege = "read"
-	}
-}
-
-// validateDatabaseUser returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseUser(o *examplev1.DatabaseUser, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		v := o.Name
-		if utf8.RuneCountInString(v) > 63 {
-			errs = append(errs, field.TooLongCharacters(p.Child("name"), v, 63))
-		}
-	}
-	if o.Privilege != "" {
-		v := o.Privilege
-		switch v {
-		case "read", "write", "admin":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("privilege"), v, []string{"read", "write", "admin"}))
-		}
-	}
-	if o.ConnectionLimit != 0 {
-		v := o.ConnectionLimit
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("connectionLimit"), v, "should be greater than or equal to 1"))
-		}
-	}
-	return errs
-}
-
-// validateDatabaseStatus returns the violations of the validation markers of o,
-// with field paths under p.
-func validateDatabaseStatus(o *examplev1.DatabaseStatus, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Phase != "" {
-		v := o.Phase
-		switch v {
-		case "Pending", "Provisioning", "Ready", "Failed":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("phase"), v, []string{"Pending", "Provisioning", "Ready", "Failed"}))
-		}
-	}
-	return errs
 }
 
 // databaseFields returns the field-selector fields of the Database o.
@@ -209,32 +78,6 @@ var Region = &resource.Definition[*examplev1.Region]{
 	SpecEqual: func(a, b *examplev1.Region) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Region has no +kubebuilder:default markers.
-	Default:  func(*examplev1.Region) {},
-	Validate: func(o *examplev1.Region) field.ErrorList { return validateRegion(o, nil) },
-}
-
-// validateRegion returns the violations of the validation markers of o,
-// with field paths under p.
-func validateRegion(o *examplev1.Region, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateRegionSpec(&o.Spec, p.Child("spec"))...)
-	return errs
-}
-
-// validateRegionSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateRegionSpec(o *examplev1.RegionSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Provider != "" {
-		v := o.Provider
-		switch v {
-		case "aws", "gcp", "azure", "on-prem":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("provider"), v, []string{"aws", "gcp", "azure", "on-prem"}))
-		}
-	}
-	return errs
 }
 
 // Install registers every example.apiloom.dev/v1 resource with r.

@@ -3,18 +3,13 @@
 package v1
 
 import (
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	shopv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Order defines the orders resource of shop.test.apiloom.dev/v1 (kind Order).
@@ -49,179 +44,6 @@ var Order = &resource.Definition[*shopv1.Order]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Notes, b.Notes)
 	},
-	Default:  defaultOrder,
-	Validate: func(o *shopv1.Order) field.ErrorList { return validateOrder(o, nil) },
-}
-
-// defaultOrder sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrder(o *shopv1.Order) {
-	defaultOrderSpec(&o.Spec)
-}
-
-// validateOrder returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrder(o *shopv1.Order, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	errs = append(errs, validateOrderSpec(&o.Spec, p.Child("spec"))...)
-	errs = append(errs, validateOrderStatus(&o.Status, p.Child("status"))...)
-	return errs
-}
-
-// defaultOrderSpec sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrderSpec(o *shopv1.OrderSpec) {
-	if o.WeightGrams == 0 {
-		o.WeightGrams = 500
-	}
-	if o.Priority == nil {
-		v := int64(0)
-		o.Priority = &v
-	}
-	if o.Shipping == nil {
-		o.Shipping = &shopv1.Shipping{}
-	}
-	if o.Shipping != nil {
-		defaultShipping(o.Shipping)
-	}
-	for i := range o.Lines {
-		defaultOrderLine(&o.Lines[i])
-	}
-	for k, e := range o.Gifts {
-		defaultOrderLine(&e)
-		o.Gifts[k] = e
-	}
-}
-
-// validateOrderSpec returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderSpec(o *shopv1.OrderSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Customer == "" {
-		errs = append(errs, field.Required(p.Child("customer"), ""))
-	} else {
-		v := o.Customer
-		if utf8.RuneCountInString(v) < 2 {
-			errs = append(errs, field.Invalid(p.Child("customer"), v, "should be at least 2 chars long"))
-		}
-		if utf8.RuneCountInString(v) > 20 {
-			errs = append(errs, field.TooLongCharacters(p.Child("customer"), v, 20))
-		}
-	}
-	{
-		v := o.Quantity
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("quantity"), v, "should be greater than or equal to 1"))
-		}
-		if v >= 100 {
-			errs = append(errs, field.Invalid(p.Child("quantity"), v, "should be less than 100"))
-		}
-	}
-	if o.WeightGrams != 0 {
-		v := o.WeightGrams
-		if v <= 0 {
-			errs = append(errs, field.Invalid(p.Child("weightGrams"), v, "should be greater than 0"))
-		}
-	}
-	if o.Priority != nil {
-		v := *o.Priority
-		switch v {
-		case -3, 0, 3:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("priority"), v, []string{"-3", "0", "3"}))
-		}
-	}
-	errs = append(errs, validateLocation(&o.Location, p)...)
-	if len(o.Items) > 3 {
-		errs = append(errs, field.TooMany(p.Child("items"), len(o.Items), 3))
-	}
-	if len(o.Lines) > 0 && len(o.Lines) < 2 {
-		errs = append(errs, field.Invalid(p.Child("lines"), len(o.Lines), "should have at least 2 items"))
-	}
-	for i := range o.Lines {
-		errs = append(errs, validateOrderLine(&o.Lines[i], p.Child("lines").Index(i))...)
-	}
-	for _, k := range slices.Sorted(maps.Keys(o.Gifts)) {
-		e := o.Gifts[k]
-		errs = append(errs, validateOrderLine(&e, p.Child("gifts").Key(k))...)
-	}
-	return errs
-}
-
-// defaultShipping sets the +kubebuilder:default values of the unset fields of o.
-func defaultShipping(o *shopv1.Shipping) {
-	if o.Carrier == "" {
-		o.Carrier = "post"
-	}
-	if o.Express == nil {
-		v := bool(false)
-		o.Express = &v
-	}
-}
-
-// validateLocation returns the violations of the validation markers of o,
-// with field paths under p.
-func validateLocation(o *shopv1.Location, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Region != "" {
-		v := o.Region
-		switch v {
-		case "eu", "us", "apac":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("region"), v, []string{"eu", "us", "apac"}))
-		}
-	}
-	return errs
-}
-
-// defaultOrderLine sets the +kubebuilder:default values of the unset fields of o.
-func defaultOrderLine(o *shopv1.OrderLine) {
-	if o.Count == 0 {
-		o.Count = 1
-	}
-	if o.Next != nil {
-		defaultOrderLine(o.Next)
-	}
-}
-
-// patternOrderLineSKU is the +kubebuilder:validation:Pattern of OrderLine.SKU.
-var patternOrderLineSKU = regexp.MustCompile(`^[A-Z]{3}-[0-9]+$`)
-
-// validateOrderLine returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderLine(o *shopv1.OrderLine, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.SKU == "" {
-		errs = append(errs, field.Required(p.Child("sku"), ""))
-	} else {
-		v := o.SKU
-		if !patternOrderLineSKU.MatchString(v) {
-			errs = append(errs, field.Invalid(p.Child("sku"), v, "should match '^[A-Z]{3}-[0-9]+$'"))
-		}
-	}
-	if o.Count != 0 {
-		v := o.Count
-		if v < 1 {
-			errs = append(errs, field.Invalid(p.Child("count"), v, "should be greater than or equal to 1"))
-		}
-	}
-	if o.Next != nil {
-		errs = append(errs, validateOrderLine(o.Next, p.Child("next"))...)
-	}
-	return errs
-}
-
-// validateOrderStatus returns the violations of the validation markers of o,
-// with field paths under p.
-func validateOrderStatus(o *shopv1.OrderStatus, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if o.Phase != "" {
-		v := o.Phase
-		switch v {
-		case "Paid", "Shipped":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("phase"), v, []string{"Paid", "Shipped"}))
-		}
-	}
-	return errs
 }
 
 // orderFields returns the field-selector fields of the Order o.
@@ -288,10 +110,6 @@ var Receipt = &resource.Definition[*shopv1.Receipt]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Status, b.Status)
 	},
-	// Receipt has no +kubebuilder:default markers.
-	Default: func(*shopv1.Receipt) {},
-	// Receipt has no validation markers.
-	Validate: func(*shopv1.Receipt) field.ErrorList { return nil },
 }
 
 // Warehouse defines the warehouses resource of shop.test.apiloom.dev/v1 (kind Warehouse).
@@ -318,10 +136,6 @@ var Warehouse = &resource.Definition[*shopv1.Warehouse]{
 	SpecEqual: func(a, b *shopv1.Warehouse) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Warehouse has no +kubebuilder:default markers.
-	Default: func(*shopv1.Warehouse) {},
-	// Warehouse has no validation markers.
-	Validate: func(*shopv1.Warehouse) field.ErrorList { return nil },
 }
 
 // Install registers every shop.test.apiloom.dev/v1 resource with r.
