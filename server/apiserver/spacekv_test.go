@@ -93,7 +93,10 @@ func TestSpaceKVRefusesWritesWhileDiskLow(t *testing.T) {
 // TestSpaceKVExplainsNoSpace: etcd's NOSPACE becomes a spaceError with
 // the message for the setup, wakes the recovery, and is counted.
 func TestSpaceKVExplainsNoSpace(t *testing.T) {
-	c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 1 << 20 })
+	// etcd checks the quota against the backend's size as of its last
+	// commit; committing every write makes the puts below meet it however
+	// fast they run (by default they may all fit in one 100 ms batch).
+	c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes, cfg.BackendBatchLimit = 1<<20, 1 })
 	ctx := t.Context()
 	var woken atomic.Int64
 	kv := newSpaceKV(c.KV, nil, quotaMessage(false, 0), func() { woken.Add(1) }, nil)

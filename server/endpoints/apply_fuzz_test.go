@@ -81,9 +81,9 @@ func FuzzApplyBody(f *testing.F) {
 				continue
 			}
 			if current.UID == "" {
-				err = h.prepareCreate(obj, rt.namespace, time.Now())
+				err = h.prepareCreate(t.Context(), obj, rt.namespace, time.Now())
 			} else {
-				_, err = h.prepareWrite(obj, current, rt)
+				_, err = h.prepareWrite(t.Context(), obj, current, rt)
 			}
 			if err != nil {
 				wantClientError(t, "prepare", err)

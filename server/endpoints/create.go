@@ -23,10 +23,10 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	}
 	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
-	if err := h.prepareCreate(obj, rt.namespace, time.Now()); err != nil {
+	ctx := r.Context()
+	if err := h.prepareCreate(ctx, obj, rt.namespace, time.Now()); err != nil {
 		return err
 	}
-	ctx := r.Context()
 	var created O
 	for attempt := 1; ; attempt++ {
 		key := storage.Key(obj.GetNamespace(), obj.GetName())

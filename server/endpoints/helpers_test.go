@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/resource"
@@ -62,6 +61,7 @@ func gadgetDefinition() *resource.Definition[*gadget] {
 		Info: resource.Info{
 			Group: "storagetest.apiloom.dev", Version: "v1", Kind: "Gadget", ListKind: "GadgetList",
 			Plural: "gadgets", Singular: "gadget",
+			Schema: gadgetSchema(""),
 			PrintColumns: []resource.PrintColumn{
 				{Name: "Zone", Type: resource.ColumnString, JSONPath: ".spec.zone"},
 				{Name: "Port", Type: resource.ColumnInteger, JSONPath: ".spec.ports[0]", Description: "The first port."},
@@ -77,34 +77,36 @@ func gadgetDefinition() *resource.Definition[*gadget] {
 			y, _ := json.Marshal(b.Spec)
 			return bytes.Equal(x, y)
 		},
-		// As if generated from +kubebuilder:validation:Minimum=1 on the
-		// ports' element type; TestDefaulting adds a default.
-		Default: func(*gadget) {},
-		Validate: func(g *gadget) field.ErrorList {
-			var errs field.ErrorList
-			for i, p := range g.Spec.Ports {
-				if p < 1 {
-					errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i), p, "should be greater than or equal to 1"))
-				}
-			}
-			return errs
-		},
 	}
 }
 
-// validatedWidgets gives def the checks of +kubebuilder:validation:Maximum=100
-// on spec.size and +kubebuilder:validation:MaxLength=12 on status.phase.
-func validatedWidgets(def *resource.Definition[*widget]) *resource.Definition[*widget] {
-	def.Validate = func(w *widget) field.ErrorList {
-		var errs field.ErrorList
-		if w.Spec.Size > 100 {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "size"), w.Spec.Size, "should be less than or equal to 100"))
-		}
-		if len(w.Status.Phase) > 12 {
-			errs = append(errs, field.TooLongCharacters(field.NewPath("status", "phase"), w.Status.Phase, 12))
-		}
-		return errs
+// gadgetSchema is Gadget's schema as controller-gen writes it with
+// +kubebuilder:validation:Minimum=1 on the ports' element type, and
+// zoneDefault as +kubebuilder:default on spec.zone (none when empty).
+func gadgetSchema(zoneDefault string) string {
+	zone := `{"type":"string"}`
+	if zoneDefault != "" {
+		zone = `{"type":"string","default":"` + zoneDefault + `"}`
 	}
+	return `{"type":"object","properties":{
+	  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+	  "spec":{"type":"object","properties":{
+	    "zone":` + zone + `,
+	    "ports":{"type":"array","items":{"type":"integer","format":"int32","minimum":1}},
+	    "tags":{"type":"array","items":{"type":"string"}}}}}}`
+}
+
+// widgetSchema is Widget's schema as controller-gen writes it with
+// +kubebuilder:validation:Maximum=100 on spec.size and
+// +kubebuilder:validation:MaxLength=12 on status.phase.
+const widgetSchema = `{"type":"object","properties":{
+  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+  "spec":{"type":"object","properties":{"size":{"type":"integer","maximum":100},"color":{"type":"string"}}},
+  "status":{"type":"object","properties":{"phase":{"type":"string","maxLength":12}}}}}`
+
+// validatedWidgets gives def widgetSchema.
+func validatedWidgets(def *resource.Definition[*widget]) *resource.Definition[*widget] {
+	def.Schema = widgetSchema
 	return def
 }
 

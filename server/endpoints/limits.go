@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/apiloom/apiloom/server/admission/schemacheck"
 )
 
 // Limits bound what one request may make a resource's handler do. The
@@ -67,10 +69,20 @@ type handlerConfig struct {
 	limits        Limits
 	schemas       *Schemas
 	typeConverter managedfields.TypeConverter
+	schemaCheck   *schemacheck.Check
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).
 func WithLimits(l Limits) Option { return func(c *handlerConfig) { c.limits = l } }
+
+// WithSchemaCheck sets the check that defaults and validates the
+// resource's writes, built by schemacheck.New from the resource's Schema.
+// Without it, NewResource builds one itself (and panics on an invalid
+// schema); the server builds them first, to report an invalid schema as an
+// error at start.
+func WithSchemaCheck(c *schemacheck.Check) Option {
+	return func(cfg *handlerConfig) { cfg.schemaCheck = c }
+}
 
 // WithTypeConverter sets how the resource's objects are seen by the field
 // manager that keeps their managed fields and merges server-side applies:

@@ -49,9 +49,9 @@ type fieldManagers struct {
 // a write to /status sets nothing but the status. So no manager comes to
 // own a field its write could not change, as with kube-apiserver's
 // strategies that reset fields.
-func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managedfields.TypeConverter) (*fieldManagers, error) {
+func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managedfields.TypeConverter, defaults func(O)) (*fieldManagers, error) {
 	gvk := def.GroupVersionKind()
-	conv := typedConvertor[O]{def: def, gvk: gvk}
+	conv := typedConvertor[O]{def: def, gvk: gvk, defaults: defaults}
 	version := fieldpath.APIVersion(gvk.GroupVersion().String())
 	var mainReset map[fieldpath.APIVersion]fieldpath.Filter
 	if def.HasStatus {
@@ -97,7 +97,7 @@ func (f *fieldManagers) forRoute(rt route) *managedfields.FieldManager {
 // the client sent are the starting point when they parse (kube-apiserver
 // lets a client write them), and are otherwise ignored.
 func (h *handler[O]) trackCreate(obj O, manager string) O {
-	h.def.Default(obj)
+	h.applyDefaults(obj)
 	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
 	return h.managed.main.UpdateNoErrors(h.newObject(), obj, manager).(O)
 }
@@ -111,7 +111,7 @@ func (h *handler[O]) trackCreate(obj O, manager string) O {
 // cause, keeps current's managed fields, as kube-apiserver does. With
 // drop, obj gets no managed fields at all (withoutManagedFieldsIfTooLarge).
 func (h *handler[O]) trackUpdate(obj, current O, manager string, rt route, drop bool) O {
-	h.def.Default(obj)
+	h.applyDefaults(obj)
 	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
 	if drop {
 		obj.SetManagedFields(nil)
@@ -218,6 +218,8 @@ var errNotConvertible = errors.New("endpoints: unsupported conversion")
 type typedConvertor[O resource.Object] struct {
 	def *resource.Definition[O]
 	gvk schema.GroupVersionKind
+	// defaults applies the schema's defaults (handler.applyDefaults).
+	defaults func(O)
 }
 
 var (
@@ -236,10 +238,10 @@ func (c typedConvertor[O]) New(kind schema.GroupVersionKind) (runtime.Object, er
 	return obj, nil
 }
 
-// Default implements runtime.ObjectDefaulter with the type's defaults.
+// Default implements runtime.ObjectDefaulter with the schema's defaults.
 func (c typedConvertor[O]) Default(obj runtime.Object) {
-	if o, ok := obj.(O); ok {
-		c.def.Default(o)
+	if o, ok := obj.(O); ok && c.defaults != nil {
+		c.defaults(o)
 	}
 }
 

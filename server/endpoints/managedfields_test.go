@@ -145,11 +145,7 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 // manager sees the object.
 func TestCreatorOwnsDefaults(t *testing.T) {
 	def := gadgetDefinition()
-	def.Default = func(g *gadget) {
-		if g.Spec.Zone == "" {
-			g.Spec.Zone = "nowhere"
-		}
-	}
+	def.Schema = gadgetSchema("nowhere")
 	e := newEnvWith(t, false, def)
 	r := e.do("POST", gadgetsPath+"?fieldManager=maker", "application/json", `{"metadata":{"name":"d"},"spec":{"ports":[80]}}`)
 	var g gadget

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,11 +43,11 @@ var errNamespaceMismatch = apierrors.NewBadRequest("the namespace of the provide
 // client's system fields and resourceVersion are dropped, the server's set
 // (uid, creationTimestamp in whole seconds, generation 1), status cleared
 // when it has its own subresource, and a name generated from generateName
-// if there is none. It then applies the type's defaults and validates the
-// metadata and the type's markers, all violations in one 422 Invalid.
-// Managed fields are the caller's: tracked (trackCreate) or merged by an
-// apply before.
-func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error {
+// if there is none. It then applies the schema's defaults and validates the
+// metadata and the schema (markers, CEL rules), as a CRD's create does, all
+// violations in one 422 Invalid. Managed fields are the caller's: tracked
+// (trackCreate) or merged by an apply before.
+func (h *handler[O]) prepareCreate(ctx context.Context, obj O, namespace string, now time.Time) error {
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
@@ -63,9 +64,12 @@ func (h *handler[O]) prepareCreate(obj O, namespace string, now time.Time) error
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(generateName(obj.GetGenerateName()))
 	}
-	h.def.Default(obj)
+	u, err := h.defaulted(obj)
+	if err != nil {
+		return err
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
-	return h.invalid(obj, append(append(errs, h.def.Validate(obj)...), h.scaleErrors(obj, true)...))
+	return h.invalid(obj, h.validateCreate(ctx, obj, u, errs))
 }
 
 // invalid is the 422 Invalid for the violations errs of obj, naming the
@@ -85,15 +89,16 @@ func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
 // are never unconditional), another one is 409 Conflict. The result keeps
 // current's uid when the client sent none, its creationTimestamp and
 // deletion fields and, with a status subresource, its status. Generation
-// moves on when anything but metadata (and status) changed; the type's
+// moves on when anything but metadata (and status) changed; the schema's
 // defaults are applied before that comparison. The metadata, including the
-// immutable fields, and the type's markers are then validated, all
-// violations in one 422 Invalid. The whole object is validated, its status
-// (current's, with a status subresource) too. Managed fields are obj's,
+// immutable fields, and the schema are then validated as a CRD's update
+// does, ratcheting against current, all violations in one 422 Invalid. The
+// whole object is validated, its status (current's, with a status
+// subresource) too. Managed fields are obj's,
 // which the caller tracked or an apply merged, unless only their
 // timestamps moved in a write that changes nothing else
 // (keepManagedFieldsTimes).
-func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
+func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, namespace string) error {
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
 	}
@@ -105,7 +110,13 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	}
 	// Defaults first, as decoding applies them in kube-apiserver, so a
 	// write that omits a defaulted field does not count as a spec change.
-	h.def.Default(obj)
+	// What follows changes only metadata the schema cannot constrain (its
+	// CEL rules see metadata.name and generateName alone), so u, taken
+	// here, is what is validated.
+	u, err := h.defaulted(obj)
+	if err != nil {
+		return err
+	}
 	obj.SetGeneration(current.GetGeneration())
 	if !h.def.SpecEqual(obj, current) {
 		obj.SetGeneration(current.GetGeneration() + 1)
@@ -124,18 +135,31 @@ func (h *handler[O]) prepareUpdate(obj, current O, namespace string) error {
 	keepManagedFieldsTimes(obj, current)
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
-	return h.invalid(obj, append(append(errs, h.def.Validate(obj)...), h.scaleErrors(obj, true)...))
+	if errs, err = h.validateUpdate(ctx, obj, u, current, errs); err != nil {
+		return err
+	}
+	return h.invalid(obj, errs)
 }
 
 // prepareStatusUpdate returns the object to store for a write to /status:
 // current with only its status and its managed fields (tracked by the
 // caller, or merged by an apply) taken from obj, defaulted and validated
-// whole (422 Invalid). The resourceVersion rules are those of the main
-// resource. current is the caller's copy and becomes the result.
-func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
+// as a CRD's status strategy does (422 Invalid): the status by the schema,
+// the whole object by the CEL rules, ratcheting against current, so a spec
+// that a tightened schema refuses does not stop status writes. The
+// resourceVersion rules are those of the main resource. current is the
+// caller's copy and becomes the result.
+func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return zero, err
+	}
+	var old map[string]any
+	if h.check != nil {
+		var err error
+		if old, err = h.toUnstructured(current); err != nil {
+			return zero, err
+		}
 	}
 	// Only a write whose managed fields differ from current's by their
 	// timestamps alone needs current as it was (keepManagedFieldsTimes).
@@ -146,11 +170,14 @@ func (h *handler[O]) prepareStatusUpdate(obj, current O) (O, error) {
 	}
 	h.def.CopyStatus(current, obj)
 	current.SetManagedFields(obj.GetManagedFields())
-	h.def.Default(current)
+	u, err := h.defaulted(current)
+	if err != nil {
+		return zero, err
+	}
 	if timesMoved {
 		keepManagedFieldsTimes(current, before)
 	}
-	if err := h.invalid(current, append(h.def.Validate(current), h.scaleErrors(current, false)...)); err != nil {
+	if err := h.invalid(current, h.validateStatusUpdate(ctx, current, u, old)); err != nil {
 		return zero, err
 	}
 	return current, nil

@@ -89,7 +89,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 			if err := h.checkName(obj, rt); err != nil {
 				return zero, err
 			}
-			return h.prepareWrite(h.trackUpdate(obj, current, manager, rt, drop), current, rt)
+			return h.prepareWrite(r.Context(), h.trackUpdate(obj, current, manager, rt, drop), current, rt)
 		})
 	})
 	if err != nil {

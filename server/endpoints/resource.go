@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -42,6 +43,9 @@ type handler[O resource.Object] struct {
 	// scale is where the scale subresource's fields live (scale.go); nil
 	// without one.
 	scale *scalePaths
+	// check defaults and validates writes by the kind's schema
+	// (admission.go); nil when the kind has none.
+	check *schemacheck.Check
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -51,7 +55,8 @@ var _ Resource = (*handler[resource.Object])(nil)
 // of def's PrintColumns is invalid (resource.PrintColumn.Validate), a
 // programming error apiserver-gen refuses to generate, when def.New does
 // not make a pointer to a struct, or when WithSchemas gives definitions
-// that lack def.OpenAPIName. Managed fields are kept, and server-side
+// that lack def.OpenAPIName, or when def.Schema is invalid and
+// WithSchemaCheck gives no check. Managed fields are kept, and server-side
 // apply merges, by the type converter WithTypeConverter gives.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
 	cfg := handlerConfig{limits: DefaultLimits()}
@@ -70,7 +75,8 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	if tc == nil {
 		tc = managedfields.NewDeducedTypeConverter()
 	}
-	managed, err := newFieldManagers(def, tc)
+	h := &handler[O]{check: schemaChecker(def, cfg.schemaCheck)}
+	managed, err := newFieldManagers(def, tc, h.applyDefaults)
 	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
@@ -81,19 +87,12 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	for _, f := range def.SelectableFields {
 		keys[f] = true
 	}
-	return &handler[O]{
-		def:       def,
-		store:     store,
-		gvk:       def.GroupVersionKind(),
-		gr:        def.GroupResource(),
-		fieldKeys: keys,
-		columns:   cols,
-		now:       time.Now,
-		limits:    cfg.limits,
-		patchMeta: meta,
-		managed:   managed,
-		scale:     newScalePaths(def.Scale, def.GroupVersion()),
-	}
+	h.def, h.store = def, store
+	h.gvk, h.gr = def.GroupVersionKind(), def.GroupResource()
+	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
+	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
+	h.scale = newScalePaths(def.Scale, def.GroupVersion())
+	return h
 }
 
 // Info implements Resource.

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -126,6 +127,9 @@ func (p *scalePaths) scaleOf(obj metav1.Object, content map[string]any) (scale *
 // leading dot, as upstream's do. The selector, a string field of the type
 // (the generator makes sure), cannot be wrong.
 func (p *scalePaths) errors(content map[string]any, spec bool) field.ErrorList {
+	if p == nil {
+		return nil
+	}
 	var errs field.ErrorList
 	check := func(path string, names []string) {
 		n, _, err := unstructured.NestedInt64(content, names...)
@@ -187,7 +191,7 @@ func (h *handler[O]) currentScale(current O) (*autoscalingv1.Scale, map[string]a
 // with the spec replicas set, its managed fields mapped back, and the
 // Scale's resourceVersion, if any, as the precondition; then prepared as
 // any update of the object.
-func (h *handler[O]) scaledObject(scale *autoscalingv1.Scale, current O, content map[string]any, sh *managedfields.ScaleHandler, rt route) (O, error) {
+func (h *handler[O]) scaledObject(ctx context.Context, scale *autoscalingv1.Scale, current O, content map[string]any, sh *managedfields.ScaleHandler, rt route) (O, error) {
 	var zero O
 	if scale.Spec.Replicas == unsetScaleReplicas {
 		return zero, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", h.scale.info.SpecReplicasPath))
@@ -207,7 +211,7 @@ func (h *handler[O]) scaledObject(scale *autoscalingv1.Scale, current O, content
 		return zero, err
 	}
 	obj.SetManagedFields(managed)
-	if err := h.prepareUpdate(obj, current, rt.namespace); err != nil {
+	if err := h.prepareUpdate(ctx, obj, current, rt.namespace); err != nil {
 		return zero, err
 	}
 	return obj, nil

@@ -88,7 +88,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 			return zero, err
 		}
 		scale := h.managed.scale.UpdateNoErrors(old, in.DeepCopy(), manager).(*autoscalingv1.Scale)
-		return h.scaledObject(scale, current, content, sh, rt)
+		return h.scaledObject(r.Context(), scale, current, content, sh, rt)
 	})
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 		if err != nil {
 			return zero, err
 		}
-		return h.scaledObject(scale, current, content, sh, rt)
+		return h.scaledObject(r.Context(), scale, current, content, sh, rt)
 	})
 	if err != nil {
 		writeWarnings(w, warnings)

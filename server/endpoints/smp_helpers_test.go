@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -91,6 +90,7 @@ func rigDefinition() *resource.Definition[*rig] {
 			Group: "storagetest.apiloom.dev", Version: "v1", Kind: "Rig", ListKind: "RigList",
 			Plural: "rigs", Singular: "rig", Namespaced: true, HasStatus: true,
 			OpenAPIName: rigPkg + ".rig",
+			Schema:      rigSchema,
 		},
 		New:        func() *rig { return new(rig) },
 		Fields:     func(r *rig) fields.Set { return resource.ObjectFields(r, true) },
@@ -100,22 +100,20 @@ func rigDefinition() *resource.Definition[*rig] {
 			y, _ := json.Marshal(b.Spec)
 			return string(x) == string(y)
 		},
-		Default: func(r *rig) {
-			if r.Spec.Size == 0 {
-				r.Spec.Size = 1
-			}
-		},
-		Validate: func(r *rig) field.ErrorList {
-			var errs field.ErrorList
-			for i, p := range r.Spec.Ports {
-				if p.Name == "" {
-					errs = append(errs, field.Required(field.NewPath("spec", "ports").Index(i).Child("name"), ""))
-				}
-			}
-			return errs
-		},
 	}
 }
+
+// rigSchema is the part of rig's schema that defaults and validates: a
+// default of 1 for spec.size and the list map of ports by name, whose
+// name is required and port at least 1.
+const rigSchema = `{"type":"object","properties":{
+  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+  "spec":{"type":"object","properties":{
+    "size":{"type":"integer","format":"int32","default":1},
+    "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+      "items":{"type":"object","required":["name"],"properties":{
+        "name":{"type":"string"},"port":{"type":"integer","format":"int32","minimum":1},"protocol":{"type":"string"}}}}}},
+  "status":{"type":"object","properties":{"phase":{"type":"string"},"ready":{"type":"integer","format":"int32"}}}}}`
 
 // rigDefinitions are the rig's OpenAPI definitions as the registry hands
 // them on: openapi-gen's (extensions from the patchStrategy tags and the

@@ -117,7 +117,7 @@ func TestStrategicMergePatch(t *testing.T) {
 			{`{"spec":{"size":"big"}}`, 422, metav1.StatusReasonInvalid, ` "" is invalid: patch: Invalid value: "map[spec:map[size:big]]": unrecognized type: int32`},
 			// Then the checks of every write.
 			{`{"metadata":{"name":"other"}}`, 400, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (bad)"},
-			{`{"spec":{"ports":[{"name":""}]}}`, 422, metav1.StatusReasonInvalid, ""},
+			{`{"spec":{"ports":[{"name":"a","port":-1}]}}`, 422, metav1.StatusReasonInvalid, ""},
 		} {
 			st := e.do("PATCH", base+"bad", smpType, tc.patch).wantStatus(t, tc.code, tc.reason, tc.msg)
 			if tc.code == 500 && st.Details != nil {

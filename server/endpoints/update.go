@@ -31,7 +31,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 			// tryUpdate may run again on a fresher object: work on a copy.
 			obj := h.trackUpdate(copyObject(in.obj), current, manager, rt, drop)
-			return h.prepareWrite(obj, current, rt)
+			return h.prepareWrite(r.Context(), obj, current, rt)
 		})
 	})
 	if err != nil {
@@ -43,11 +43,11 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 // prepareWrite is the object to store when obj, sent or patched by the
 // client, is written over current through the route's endpoint: the main
 // resource or its status.
-func (h *handler[O]) prepareWrite(obj, current O, rt route) (O, error) {
+func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, rt route) (O, error) {
 	if rt.status {
-		return h.prepareStatusUpdate(obj, current)
+		return h.prepareStatusUpdate(ctx, obj, current)
 	}
-	if err := h.prepareUpdate(obj, current, rt.namespace); err != nil {
+	if err := h.prepareUpdate(ctx, obj, current, rt.namespace); err != nil {
 		var zero O
 		return zero, err
 	}

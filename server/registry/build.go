@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/cache"
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
@@ -103,7 +104,11 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			out.readies = append(out.readies, c.Ready)
 			iface = c
 		}
-		opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas)}
+		check, err := schemacheck.New(ctx, &def.Info)
+		if err != nil {
+			return err
+		}
+		opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
 		if b.Limits != nil {
 			opts = append(opts, endpoints.WithLimits(*b.Limits))
 		}
@@ -119,7 +124,10 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 // schemas of every kind (discovery.Models), as kube-apiserver builds its
 // own: it is how the field manager of each resource sees objects when it
 // keeps their managed fields and merges server-side applies. Build fails
-// with ErrNoSchema when a kind has no schema.
+// with ErrNoSchema when a kind has no OpenAPI schema, and with an error
+// wrapping schemacheck.ErrInvalidSchema when a kind's Schema is one
+// kube-apiserver would refuse in a CRD (not structural, a CEL rule that does
+// not compile or costs too much, ...).
 func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if b.Client == nil {
 		return nil, errors.New("registry: backend has no etcd client")

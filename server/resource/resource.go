@@ -5,7 +5,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Object is what every served type is: a runtime.Object with ObjectMeta.
@@ -110,18 +109,6 @@ type Definition[O Object] struct {
 	// SpecEqual reports whether a and b agree on everything but metadata and
 	// status; a write that changes it bumps metadata.generation.
 	SpecEqual func(a, b O) bool
-	// Default sets the +kubebuilder:default value of every field that is
-	// unset (nil, or zero for a value type). The server calls it on every
-	// object it is about to store (create, update, patch, /status writes),
-	// before Validate; it changes obj in place.
-	Default func(obj O)
-	// Validate checks obj against the validation markers of its type
-	// (+kubebuilder:validation:*, +required), returning one error per
-	// violation with the field's JSON path (spec.replicas, spec.items[0].name).
-	// Only explicit markers make a field required, and omitempty fields
-	// whose value is zero count as absent: their other checks do not apply.
-	// A non-empty result makes the write a 422 Invalid; nothing is stored.
-	Validate func(obj O) field.ErrorList
 }
 
 // ObjectFields is the field set every resource supports; generated Fields

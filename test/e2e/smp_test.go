@@ -46,6 +46,14 @@ func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 	if !slices.Contains(accepted, string(types.StrategicMergePatchType)) {
 		t.Fatalf("accepted patch types %v", accepted)
 	}
+	// A /scale subresource takes what it takes on a CRD: no strategic
+	// merge patch.
+	acceptedBy := func(path string) []string {
+		if strings.HasSuffix(path, "/scale") {
+			return slices.Sorted(slices.Values(resource.ScalePatchTypes()))
+		}
+		return accepted
+	}
 	patches := 0
 	for path, item := range doc.Paths.Paths {
 		if item.Patch == nil {
@@ -56,11 +64,11 @@ func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 		for ct := range item.Patch.RequestBody.Content {
 			got = append(got, ct)
 		}
-		if slices.Sort(got); !slices.Equal(got, accepted) {
-			t.Errorf("v3 PATCH %s takes %v, want %v", path, got, accepted)
+		if slices.Sort(got); !slices.Equal(got, acceptedBy(path)) {
+			t.Errorf("v3 PATCH %s takes %v, want %v", path, got, acceptedBy(path))
 		}
 	}
-	if patches != 3 { // a database, its status, a region
+	if patches != 4 { // a database, its status and scale, a region
 		t.Errorf("%d PATCH operations", patches)
 	}
 	props := doc.Components.Schemas[databaseSpecSchema].Properties
@@ -84,8 +92,12 @@ func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range v2.GetPaths().GetPath() {
-		if op := p.GetValue().GetPatch(); op != nil && !slices.Equal(op.GetConsumes(), resource.PatchTypes()) {
-			t.Errorf("v2 PATCH %s consumes %v, want %v", p.GetName(), op.GetConsumes(), resource.PatchTypes())
+		want := resource.PatchTypes()
+		if strings.HasSuffix(p.GetName(), "/scale") {
+			want = resource.ScalePatchTypes()
+		}
+		if op := p.GetValue().GetPatch(); op != nil && !slices.Equal(op.GetConsumes(), want) {
+			t.Errorf("v2 PATCH %s consumes %v, want %v", p.GetName(), op.GetConsumes(), want)
 		}
 	}
 	raw, err := restClient(t, ts.Config).Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(t.Context())

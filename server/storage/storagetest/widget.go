@@ -4,7 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -71,9 +70,6 @@ func Definition() *resource.Definition[*Widget] {
 		},
 		CopyStatus: func(dst, src *Widget) { dst.Status = src.Status },
 		SpecEqual:  func(a, b *Widget) bool { return a.Spec == b.Spec },
-		// Widget has no default or validation markers.
-		Default:  func(*Widget) {},
-		Validate: func(*Widget) field.ErrorList { return nil },
 	}
 }
 

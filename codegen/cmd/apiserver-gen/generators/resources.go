@@ -20,7 +20,6 @@ const (
 	registryPkg = "github.com/apiloom/apiloom/server/registry"
 	equalityPkg = "k8s.io/apimachinery/pkg/api/equality"
 	fieldsPkg   = "k8s.io/apimachinery/pkg/fields"
-	fieldPkg    = "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // resourcesFilename is the file written into each group-version package.
@@ -97,15 +96,6 @@ const (
 	},
 `
 )
-
-// noDefaultValidateTemplate ends the Definition. Defaulting and validation
-// follow Info.Schema, as for a CRD; Default and Validate do nothing and
-// will go once the server no longer calls them.
-const noDefaultValidateTemplate = `	// Defaults and validation come from Info.Schema.
-	Default:  func(*$.type|raw$) {},
-	Validate: func(*$.type|raw$) $.ErrorList|raw$ { return nil },
-}
-`
 
 // fieldsFuncTemplate opens a resource's Fields function; fieldEntryTemplate
 // adds one selectable field and fieldsFuncCloseTemplate ends it.
@@ -202,7 +192,6 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 		"ObjectFields": c.Universe.Function(types.Name{Package: resourcePkg, Name: "ObjectFields"}),
 		"Set":          c.Universe.Type(types.Name{Package: fieldsPkg, Name: "Set"}),
 		"Semantic":     c.Universe.Variable(types.Name{Package: equalityPkg, Name: "Semantic"}),
-		"ErrorList":    c.Universe.Type(types.Name{Package: fieldPkg, Name: "ErrorList"}),
 	}
 
 	sw.Do(definitionTemplate, args)
@@ -236,7 +225,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if err := sw.Error(); err != nil {
 		return err
 	}
-	sw.Do(noDefaultValidateTemplate, args)
+	// The kind's schema (Info.Schema) defaults and validates its writes;
+	// no Default or Validate function is generated.
+	sw.Do("}\n", nil)
 
 	if len(r.SelectableFields) == 0 {
 		return sw.Error()

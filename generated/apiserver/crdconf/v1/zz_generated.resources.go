@@ -8,7 +8,6 @@ import (
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Widget defines the widgets resource of crdconf.apiloom.dev/v1 (kind Widget).
@@ -35,9 +34,6 @@ var Widget = &resource.Definition[*crdconfv1.Widget]{
 	SpecEqual: func(a, b *crdconfv1.Widget) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*crdconfv1.Widget) {},
-	Validate: func(*crdconfv1.Widget) field.ErrorList { return nil },
 }
 
 // Install registers every crdconf.apiloom.dev/v1 resource with r.

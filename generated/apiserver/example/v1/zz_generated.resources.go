@@ -8,7 +8,6 @@ import (
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Database defines the databases resource of example.apiloom.dev/v1 (kind Database).
@@ -47,9 +46,6 @@ var Database = &resource.Definition[*examplev1.Database]{
 	SpecEqual: func(a, b *examplev1.Database) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*examplev1.Database) {},
-	Validate: func(*examplev1.Database) field.ErrorList { return nil },
 }
 
 // databaseFields returns the field-selector fields of the Database o.
@@ -89,9 +85,6 @@ var Region = &resource.Definition[*examplev1.Region]{
 	SpecEqual: func(a, b *examplev1.Region) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*examplev1.Region) {},
-	Validate: func(*examplev1.Region) field.ErrorList { return nil },
 }
 
 // Install registers every example.apiloom.dev/v1 resource with r.

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	gadgetsv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/gadgets/v1"
 	inventoryv1alpha1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/inventory/v1alpha1"
 	shopv1 "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/apis/shop/v1"
 	"github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/testdata/golden"
@@ -177,7 +176,7 @@ func TestPrintColumns(t *testing.T) {
 
 // TestSchemaLiteral checks that the Go literal of Info.Schema holds exactly
 // the openAPIV3Schema controller-gen wrote, back quotes in descriptions
-// included, and that Default and Validate do nothing: the schema decides.
+// included.
 func TestSchemaLiteral(t *testing.T) {
 	b, err := os.ReadFile("../controller-gen/gadgets.test.apiloom.dev_gadgets.yaml")
 	if err != nil {
@@ -196,13 +195,5 @@ func TestSchemaLiteral(t *testing.T) {
 	}
 	if !strings.Contains(gadgetsgen.Gadget.Schema, "`required`") {
 		t.Error("the description with back quotes is not in Info.Schema")
-	}
-	g := &gadgetsv1.Gadget{}
-	gadgetsgen.Gadget.Default(g)
-	if !reflect.DeepEqual(g, &gadgetsv1.Gadget{}) {
-		t.Errorf("Default changed the object: %+v", g)
-	}
-	if errs := gadgetsgen.Gadget.Validate(g); len(errs) != 0 {
-		t.Errorf("Validate = %v, want nothing (validation is by Info.Schema)", errs)
 	}
 }

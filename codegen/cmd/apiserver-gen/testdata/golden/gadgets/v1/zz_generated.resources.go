@@ -8,7 +8,6 @@ import (
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Gadget defines the gadgets resource of gadgets.test.apiloom.dev/v1 (kind Gadget).
@@ -35,9 +34,6 @@ var Gadget = &resource.Definition[*gadgetsv1.Gadget]{
 	SpecEqual: func(a, b *gadgetsv1.Gadget) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*gadgetsv1.Gadget) {},
-	Validate: func(*gadgetsv1.Gadget) field.ErrorList { return nil },
 }
 
 // Install registers every gadgets.test.apiloom.dev/v1 resource with r.

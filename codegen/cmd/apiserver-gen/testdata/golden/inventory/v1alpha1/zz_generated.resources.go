@@ -8,7 +8,6 @@ import (
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Cactus defines the cacti resource of inventory.test.apiloom.dev/v1alpha1 (kind Cactus).
@@ -34,9 +33,6 @@ var Cactus = &resource.Definition[*inventoryv1alpha1.Cactus]{
 	CopyStatus: func(dst, src *inventoryv1alpha1.Cactus) { dst.Status = src.Status },
 	// Cactus has no fields outside metadata and status.
 	SpecEqual: func(_, _ *inventoryv1alpha1.Cactus) bool { return true },
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*inventoryv1alpha1.Cactus) {},
-	Validate: func(*inventoryv1alpha1.Cactus) field.ErrorList { return nil },
 }
 
 // Shelf defines the shelves resource of inventory.test.apiloom.dev/v1alpha1 (kind Shelf).
@@ -68,9 +64,6 @@ var Shelf = &resource.Definition[*inventoryv1alpha1.Shelf]{
 	SpecEqual: func(a, b *inventoryv1alpha1.Shelf) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*inventoryv1alpha1.Shelf) {},
-	Validate: func(*inventoryv1alpha1.Shelf) field.ErrorList { return nil },
 }
 
 // Install registers every inventory.test.apiloom.dev/v1alpha1 resource with r.

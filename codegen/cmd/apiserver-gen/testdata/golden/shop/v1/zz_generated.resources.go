@@ -10,7 +10,6 @@ import (
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	fields "k8s.io/apimachinery/pkg/fields"
-	field "k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Order defines the orders resource of shop.test.apiloom.dev/v1 (kind Order).
@@ -46,9 +45,6 @@ var Order = &resource.Definition[*shopv1.Order]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Notes, b.Notes)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*shopv1.Order) {},
-	Validate: func(*shopv1.Order) field.ErrorList { return nil },
 }
 
 // orderFields returns the field-selector fields of the Order o.
@@ -115,9 +111,6 @@ var Receipt = &resource.Definition[*shopv1.Receipt]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
 			equality.Semantic.DeepEqual(a.Status, b.Status)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*shopv1.Receipt) {},
-	Validate: func(*shopv1.Receipt) field.ErrorList { return nil },
 }
 
 // Warehouse defines the warehouses resource of shop.test.apiloom.dev/v1 (kind Warehouse).
@@ -145,9 +138,6 @@ var Warehouse = &resource.Definition[*shopv1.Warehouse]{
 	SpecEqual: func(a, b *shopv1.Warehouse) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	// Defaults and validation come from Info.Schema.
-	Default:  func(*shopv1.Warehouse) {},
-	Validate: func(*shopv1.Warehouse) field.ErrorList { return nil },
 }
 
 // Install registers every shop.test.apiloom.dev/v1 resource with r.
