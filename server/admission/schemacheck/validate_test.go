@@ -179,3 +179,30 @@ func TestDefault(t *testing.T) {
 		t.Errorf("defaulted %s; an absent parent gets no defaults", got)
 	}
 }
+
+// TestAfterSchema: the violations a caller finds right after the schema's
+// (a scale subresource's replicas) come after them, in that order, and do
+// not keep the CEL rules from running, as in kube-apiserver, whose
+// custom resource validator checks the scale fields after the schema and
+// before the strategy runs the rules.
+func TestAfterSchema(t *testing.T) {
+	c := newCheck(t, widgetSchema)
+	ctx := context.Background()
+	scale := field.ErrorList{field.Invalid(field.NewPath(".spec.size"), -1, "should be a non-negative integer")}
+	// Size 10 with mode a breaks the schema's maximum of 9, which lets
+	// the rules run, and a CEL rule: schema, then scale, then CEL.
+	obj := `{"apiVersion":"test.apiloom.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"name":"ok","size":10,"mode":"a"}}`
+	want := []string{
+		`spec.size: Invalid value: 10: spec.size in body should be less than or equal to 9`,
+		`.spec.size: Invalid value: -1: should be a non-negative integer`,
+		`spec.mode: Forbidden: mode a allows no size above 5`,
+	}
+	for name, errs := range map[string]field.ErrorList{
+		"create": c.Create(ctx, object(t, obj), nil, scale),
+		"update": c.Update(ctx, object(t, obj), object(t, validWidget), nil, scale),
+	} {
+		if got := messages(errs); !slices.Equal(got, want) {
+			t.Errorf("%s: causes\n  %s\nwant\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+}
