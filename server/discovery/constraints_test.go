@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/util/proto"
+	"k8s.io/kube-openapi/pkg/util/proto/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/apiloom/apiloom/server/discovery"
@@ -215,5 +217,35 @@ func TestModelsConstraints(t *testing.T) {
 	}
 	if _, err := managedfields.NewTypeConverter(models, false); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientSideValidationV2: kubectl validates on the client, with
+// OpenAPI v2, when the server does not take fieldValidation; the v2
+// document must keep that working: a valid object passes (a null in a
+// nullable field included, which kube-apiserver's v2 reduction allows), an
+// unknown field and a missing required one are caught.
+func TestClientSideValidationV2(t *testing.T) {
+	ts := newTestServer(t, constrainedInfos(`"red","blue"`), constrainedDefinitions)
+	doc, err := ts.discoveryClient(t).OpenAPISchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := proto.NewOpenAPIData(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widget := models.LookupModel(widgetSchema)
+	obj := func(spec map[string]any) map[string]any {
+		return map[string]any{"apiVersion": group + "/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}, "spec": spec}
+	}
+	if errs := validation.ValidateModel(obj(map[string]any{"color": "red", "size": nil}), widget, "Widget"); len(errs) > 0 {
+		t.Errorf("valid Widget: %v", errs)
+	}
+	if errs := validation.ValidateModel(obj(map[string]any{"color": "red", "bogus": 1}), widget, "Widget"); len(errs) == 0 {
+		t.Error("unknown field passed client-side validation")
+	}
+	if errs := validation.ValidateModel(obj(map[string]any{"size": 2}), widget, "Widget"); len(errs) == 0 {
+		t.Error("missing required color passed client-side validation")
 	}
 }
