@@ -21,4 +21,9 @@
 // computes a client-side apply as a strategic merge patch from the schemas'
 // x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key, and
 // `kubectl patch` without --type sends one.
+//
+// Each kind's schema (resource.Info.Schema) is laid over openapi-gen's
+// definitions as kube-apiserver publishes a CRD's (constraints.go), so
+// `kubectl explain` shows enums and schema-driven tools see every
+// constraint the server enforces.
 package discovery

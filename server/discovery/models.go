@@ -40,6 +40,9 @@ func Models(infos []*resource.Info, defs common.GetOpenAPIDefinitions) (map[stri
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMissingDefinition, err)
 	}
+	if err := mergeSchemasV3(schemas, infos); err != nil {
+		return nil, err
+	}
 	for _, info := range infos {
 		decorateKind(schemas[schemaName(info.OpenAPIName)], info)
 	}

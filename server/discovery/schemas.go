@@ -134,10 +134,54 @@ func componentSchemasV3(defs common.GetOpenAPIDefinitions, namer *schemaNamer, v
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMissingDefinition, v.gv, err)
 	}
+	if err := mergeSchemasV3(schemas, v.resources); err != nil {
+		return nil, err
+	}
 	for _, info := range v.resources {
 		decorateKind(schemas[schemaName(info.OpenAPIName)], info)
 	}
 	return schemas, nil
+}
+
+// mergeSchemasV3 lays each kind's published schema over OpenAPI v3
+// component schemas (constraints.go).
+func mergeSchemasV3(schemas map[string]*spec.Schema, infos []*resource.Info) error {
+	m := newSchemaMerger("#/components/schemas/", true,
+		func(name string) (spec.Schema, bool) {
+			s, ok := schemas[name]
+			if !ok || s == nil {
+				return spec.Schema{}, false
+			}
+			return *s, true
+		},
+		func(name string, s spec.Schema) { schemas[name] = &s })
+	for _, info := range infos {
+		published, err := publishedSchema(info, false)
+		if err != nil {
+			return err
+		}
+		if err := m.mergeKind(info, published); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeSchemasV2 is mergeSchemasV3 for OpenAPI v2 definitions.
+func mergeSchemasV2(defs spec.Definitions, infos []*resource.Info) error {
+	m := newSchemaMerger("#/definitions/", false,
+		func(name string) (spec.Schema, bool) { s, ok := defs[name]; return s, ok },
+		func(name string, s spec.Schema) { defs[name] = s })
+	for _, info := range infos {
+		published, err := publishedSchema(info, true)
+		if err != nil {
+			return err
+		}
+		if err := m.mergeKind(info, published); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // definitionsV2 is componentSchemasV3 for OpenAPI v2: refs to
@@ -155,6 +199,15 @@ func definitionsV2(defs common.GetOpenAPIDefinitions, namer *schemaNamer, groups
 	}, keys...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMissingDefinition, err)
+	}
+	var infos []*resource.Info
+	for _, g := range groups {
+		for _, v := range g.versions {
+			infos = append(infos, v.resources...)
+		}
+	}
+	if err := mergeSchemasV2(sw.Definitions, infos); err != nil {
+		return nil, err
 	}
 	for _, g := range groups {
 		for _, v := range g.versions {

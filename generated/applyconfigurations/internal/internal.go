@@ -41,16 +41,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
-      default: ""
     - name: weight
       type:
         scalar: numeric
-- name: com.github.apiloom.apiloom.apis.crdconf.v1.Extra
-  map:
-    fields:
-    - name: known
-      type:
-        scalar: string
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.Formats
   map:
     fields:
@@ -59,40 +52,40 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: cidr
       type:
-        scalar: string
+        scalar: untyped
     - name: date
       type:
-        scalar: string
+        scalar: untyped
     - name: dateTime
       type:
-        scalar: string
+        scalar: untyped
     - name: duration
       type:
-        scalar: string
+        scalar: untyped
     - name: email
       type:
-        scalar: string
+        scalar: untyped
     - name: hostname
       type:
-        scalar: string
+        scalar: untyped
     - name: ipv4
       type:
-        scalar: string
+        scalar: untyped
     - name: ipv6
       type:
-        scalar: string
+        scalar: untyped
     - name: mac
       type:
-        scalar: string
+        scalar: untyped
     - name: objectID
       type:
-        scalar: string
+        scalar: untyped
     - name: uri
       type:
-        scalar: string
+        scalar: untyped
     - name: uuid
       type:
-        scalar: string
+        scalar: untyped
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.Limit
   map:
     fields:
@@ -105,14 +98,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: host
       type:
         scalar: string
-      default: ""
     - name: path
       type:
         scalar: string
     - name: port
       type:
         scalar: numeric
-      default: 0
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.Widget
   map:
     fields:
@@ -129,11 +120,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: spec
       type:
         namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetSpec
-      default: {}
     - name: status
       type:
         namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetStatus
-      default: {}
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetSpec
   map:
     fields:
@@ -151,20 +140,35 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: comment
       type:
-        scalar: string
+        scalar: untyped
+        list:
+          elementType:
+            namedType: __untyped_atomic_
+          elementRelationship: atomic
+        map:
+          elementType:
+            namedType: __untyped_deduced_
+          elementRelationship: separable
     - name: config
       type:
-        namedType: __untyped_atomic_
+        scalar: untyped
+        list:
+          elementType:
+            namedType: __untyped_atomic_
+          elementRelationship: atomic
+        map:
+          elementType:
+            namedType: __untyped_deduced_
+          elementRelationship: separable
     - name: emails
       type:
         list:
           elementType:
-            scalar: string
+            scalar: untyped
           elementRelationship: atomic
     - name: engine
       type:
         scalar: string
-      default: ""
     - name: entries
       type:
         list:
@@ -175,7 +179,15 @@ var schemaYAML = typed.YAMLObject(`types:
           - name
     - name: extra
       type:
-        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Extra
+        scalar: untyped
+        list:
+          elementType:
+            namedType: __untyped_atomic_
+          elementRelationship: atomic
+        map:
+          elementType:
+            namedType: __untyped_deduced_
+          elementRelationship: separable
     - name: formats
       type:
         namedType: com.github.apiloom.apiloom.apis.crdconf.v1.Formats
@@ -220,7 +232,15 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: port
       type:
-        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+        scalar: untyped
+        list:
+          elementType:
+            namedType: __untyped_atomic_
+          elementRelationship: atomic
+        map:
+          elementType:
+            namedType: __untyped_deduced_
+          elementRelationship: separable
     - name: ports
       type:
         list:
@@ -259,7 +279,15 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: atomic
     - name: template
       type:
-        namedType: __untyped_atomic_
+        scalar: untyped
+        list:
+          elementType:
+            namedType: __untyped_atomic_
+          elementRelationship: atomic
+        map:
+          elementType:
+            namedType: __untyped_deduced_
+          elementRelationship: separable
     - name: tier
       type:
         scalar: string
@@ -318,18 +346,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: spec
       type:
         namedType: com.github.apiloom.apiloom.apis.example.v1.DatabaseSpec
-      default: {}
     - name: status
       type:
         namedType: com.github.apiloom.apiloom.apis.example.v1.DatabaseStatus
-      default: {}
 - name: com.github.apiloom.apiloom.apis.example.v1.DatabaseSpec
   map:
     fields:
     - name: engine
       type:
         scalar: string
-      default: ""
     - name: extensions
       type:
         list:
@@ -393,11 +418,10 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
     - name: email
       type:
-        scalar: string
+        scalar: untyped
     - name: name
       type:
         scalar: string
-      default: ""
     - name: privilege
       type:
         scalar: string
@@ -417,7 +441,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: spec
       type:
         namedType: com.github.apiloom.apiloom.apis.example.v1.RegionSpec
-      default: {}
 - name: com.github.apiloom.apiloom.apis.example.v1.RegionSpec
   map:
     fields:
@@ -438,26 +461,22 @@ var schemaYAML = typed.YAMLObject(`types:
     fields:
     - name: lastTransitionTime
       type:
-        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+        scalar: untyped
     - name: message
       type:
         scalar: string
-      default: ""
     - name: observedGeneration
       type:
         scalar: numeric
     - name: reason
       type:
         scalar: string
-      default: ""
     - name: status
       type:
         scalar: string
-      default: ""
     - name: type
       type:
         scalar: string
-      default: ""
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
   map:
     elementType:
@@ -584,20 +603,6 @@ var schemaYAML = typed.YAMLObject(`types:
       default: ""
     elementRelationship: atomic
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
-  scalar: untyped
-- name: io.k8s.apimachinery.pkg.runtime.RawExtension
-  map:
-    elementType:
-      scalar: untyped
-      list:
-        elementType:
-          namedType: __untyped_atomic_
-        elementRelationship: atomic
-      map:
-        elementType:
-          namedType: __untyped_deduced_
-        elementRelationship: separable
-- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
   scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped

@@ -70,6 +70,12 @@ func ExtractDatabase(database *examplev1.Database, fieldManager string) (*Databa
 	return ExtractDatabaseFrom(database, fieldManager, "")
 }
 
+// ExtractDatabaseScale extracts the applied configuration owned by fieldManager from
+// database for the scale subresource.
+func ExtractDatabaseScale(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {
+	return ExtractDatabaseFrom(database, fieldManager, "scale")
+}
+
 // ExtractDatabaseStatus extracts the applied configuration owned by fieldManager from
 // database for the status subresource.
 func ExtractDatabaseStatus(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {

@@ -8,6 +8,7 @@ import (
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	applyconfigurationsexamplev1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
 	scheme "github.com/apiloom/apiloom/generated/clientset/versioned/scheme"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
 	watch "k8s.io/apimachinery/pkg/watch"
@@ -35,6 +36,9 @@ type DatabaseInterface interface {
 	Apply(ctx context.Context, database *applyconfigurationsexamplev1.DatabaseApplyConfiguration, opts metav1.ApplyOptions) (result *examplev1.Database, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, database *applyconfigurationsexamplev1.DatabaseApplyConfiguration, opts metav1.ApplyOptions) (result *examplev1.Database, err error)
+	GetScale(ctx context.Context, databaseName string, options metav1.GetOptions) (*autoscalingv1.Scale, error)
+	UpdateScale(ctx context.Context, databaseName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
+
 	DatabaseExpansion
 }
 
@@ -55,4 +59,33 @@ func newDatabases(c *ExampleV1Client, namespace string) *databases {
 			func() *examplev1.DatabaseList { return &examplev1.DatabaseList{} },
 		),
 	}
+}
+
+// GetScale takes name of the database, and returns the corresponding autoscalingv1.Scale object, and an error if there is any.
+func (c *databases) GetScale(ctx context.Context, databaseName string, options metav1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Get().
+		Namespace(c.GetNamespace()).
+		Resource("databases").
+		Name(databaseName).
+		SubResource("scale").
+		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// UpdateScale takes the top resource name and the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *databases) UpdateScale(ctx context.Context, databaseName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Put().
+		Namespace(c.GetNamespace()).
+		Resource("databases").
+		Name(databaseName).
+		SubResource("scale").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(scale).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -3,10 +3,15 @@
 package fake
 
 import (
+	context "context"
+
 	v1 "github.com/apiloom/apiloom/apis/example/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
 	typedexamplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 )
 
 // fakeDatabases implements DatabaseInterface
@@ -30,4 +35,28 @@ func newFakeDatabases(fake *FakeExampleV1, namespace string) typedexamplev1.Data
 		),
 		fake,
 	}
+}
+
+// GetScale takes name of the database, and returns the corresponding scale object, and an error if there is any.
+func (c *fakeDatabases) GetScale(ctx context.Context, databaseName string, options metav1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewGetSubresourceActionWithOptions(c.Resource(), c.Namespace(), "scale", databaseName, options), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
+}
+
+// UpdateScale takes the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *fakeDatabases) UpdateScale(ctx context.Context, databaseName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "scale", c.Namespace(), scale, opts), &autoscalingv1.Scale{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
 }
