@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"errors"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -57,11 +58,11 @@ import (
 // ErrSchemaConflict is returned when two kinds' schemas say different things
 // about a definition openapi-gen shares between them, which would need one
 // definition to carry two sets of constraints.
-var ErrSchemaConflict = fmt.Errorf("discovery: kinds' schemas disagree on a shared definition")
+var ErrSchemaConflict = errors.New("discovery: kinds' schemas disagree on a shared definition")
 
 // ErrInvalidSchema is returned when a kind's Schema cannot be read as a
 // structural schema.
-var ErrInvalidSchema = fmt.Errorf("discovery: invalid kind schema")
+var ErrInvalidSchema = errors.New("discovery: invalid kind schema")
 
 const objectMetaName = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
