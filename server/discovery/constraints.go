@@ -1,8 +1,8 @@
 package discovery
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
