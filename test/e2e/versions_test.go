@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	examplev2alpha1 "github.com/apiloom/apiloom/apis/example/v2alpha1"
+)
+
+// TestVersionsReadEachOther: a Database written as v2alpha1 reads as v1
+// (stored as v1: engineVersion is v1's version, backupSchedule, which v1
+// lacks, is in its annotation), and back as v2alpha1 unchanged; one
+// written as v1 reads as v2alpha1. Both versions are one object: one
+// resourceVersion, one uid, updates through either seen by the other,
+// and an update through v1 keeps the v2alpha1-only field.
+func TestVersionsReadEachOther(t *testing.T) {
+	_, cs := startServer(t)
+	ctx := t.Context()
+	v1dbs, v2dbs := cs.ExampleV1().Databases("default"), cs.ExampleV2alpha1().Databases("default")
+
+	created, err := v2dbs.Create(ctx, &examplev2alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Labels: map[string]string{"app": "orders"}},
+		Spec: examplev2alpha1.DatabaseSpec{
+			Engine: "postgres", EngineVersion: "16.4", Replicas: 2, BackupSchedule: "0 3 * * *",
+			Users: []examplev2alpha1.DatabaseUser{{Name: "app", Privilege: "write"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.EngineVersion != "16.4" || created.Spec.BackupSchedule != "0 3 * * *" ||
+		created.Spec.StorageGiB != 10 || created.Annotations[examplev2alpha1.BackupScheduleAnnotation] != "" {
+		t.Fatalf("created: %+v %v", created.Spec, created.Annotations)
+	}
+
+	asV1, err := v1dbs.Get(ctx, "orders", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asV1.Spec.Version != "16.4" || asV1.Spec.Engine != "postgres" || asV1.Spec.Replicas != 2 || len(asV1.Spec.Users) != 1 ||
+		asV1.Annotations[examplev2alpha1.BackupScheduleAnnotation] != "0 3 * * *" ||
+		asV1.UID != created.UID || asV1.ResourceVersion != created.ResourceVersion || asV1.Labels["app"] != "orders" {
+		t.Fatalf("read as v1: %+v %v (uid %s rv %s, created %s %s)", asV1.Spec, asV1.Annotations, asV1.UID, asV1.ResourceVersion, created.UID, created.ResourceVersion)
+	}
+
+	// An update through v1 that knows nothing of backupSchedule keeps it.
+	asV1.Spec.Version = "17.0"
+	asV1.Spec.StorageGiB = 20
+	updated, err := v1dbs.Update(ctx, asV1, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := v2dbs.Get(ctx, "orders", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Spec.EngineVersion != "17.0" || back.Spec.StorageGiB != 20 || back.Spec.BackupSchedule != "0 3 * * *" ||
+		back.ResourceVersion != updated.ResourceVersion || len(back.Annotations) != 0 || back.Generation != 2 {
+		t.Fatalf("read back as v2alpha1: %+v %v rv %s (updated %s) generation %d", back.Spec, back.Annotations, back.ResourceVersion, updated.ResourceVersion, back.Generation)
+	}
+
+	// The schema of the version written applies: v2alpha1's
+	// backupSchedule has a maxLength v1 knows nothing of; v1's transition
+	// rule on storageGiB holds through v2alpha1 too (its own copy).
+	back.Spec.BackupSchedule = string(make([]byte, 65))
+	if _, err := v2dbs.Update(ctx, back, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("over-long backupSchedule through v2alpha1: %v, want Invalid", err)
+	}
+	back.Spec.BackupSchedule = "@daily"
+	back.Spec.StorageGiB = 5
+	if _, err := v2dbs.Update(ctx, back, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("shrinking storageGiB through v2alpha1: %v, want Invalid", err)
+	}
+
+	// Written as v1, read as v2alpha1.
+	if _, err := v1dbs.Create(ctx, &examplev1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "billing"},
+		Spec:       examplev1.DatabaseSpec{Engine: "mysql", Version: "8.4"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := v2dbs.Get(ctx, "billing", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Spec.EngineVersion != "8.4" || b.Spec.BackupSchedule != "" {
+		t.Fatalf("v1 object read as v2alpha1: %+v", b.Spec)
+	}
+
+	// Deleting through one version deletes the object.
+	if err := v2dbs.Delete(ctx, "billing", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1dbs.Get(ctx, "billing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("get as v1 after delete as v2alpha1: %v", err)
+	}
+}
