@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/apis/example/v2alpha1"
@@ -96,5 +99,96 @@ func TestVersionsReadEachOther(t *testing.T) {
 	}
 	if _, err := v1dbs.Get(ctx, "billing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("get as v1 after delete as v2alpha1: %v", err)
+	}
+}
+
+// TestVersionsListAndWatch: lists in both versions show the same objects
+// converted, at the same resourceVersion, and a watcher per version,
+// both open at once, sees the same events in its own version.
+func TestVersionsListAndWatch(t *testing.T) {
+	_, cs := startServer(t)
+	ctx := t.Context()
+	v1dbs, v2dbs := cs.ExampleV1().Databases("default"), cs.ExampleV2alpha1().Databases("default")
+
+	if _, err := v1dbs.Create(ctx, &examplev1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "a"},
+		Spec:       examplev1.DatabaseSpec{Engine: "postgres", Version: "15"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := v1dbs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := v2dbs.List(ctx, metav1.ListOptions{ResourceVersion: l1.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l1.Items) != 1 || len(l2.Items) != 1 || l2.Items[0].Spec.EngineVersion != "15" || l2.ResourceVersion != l1.ResourceVersion {
+		t.Fatalf("lists: v1 %+v, v2alpha1 %+v", l1, l2)
+	}
+
+	w1, err := v1dbs.Watch(ctx, metav1.ListOptions{ResourceVersion: l1.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w1.Stop()
+	w2, err := v2dbs.Watch(ctx, metav1.ListOptions{ResourceVersion: l1.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+
+	if _, err := v2dbs.Create(ctx, &examplev2alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "b"},
+		Spec:       examplev2alpha1.DatabaseSpec{Engine: "mysql", EngineVersion: "8.4", BackupSchedule: "@daily"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := v1dbs.Get(ctx, "b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.Version = "9.0"
+	if _, err := v1dbs.Update(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1dbs.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	type seen struct {
+		typ, name, version, backups string
+	}
+	want := []seen{{"ADDED", "b", "8.4", "@daily"}, {"MODIFIED", "b", "9.0", "@daily"}, {"DELETED", "a", "15", ""}}
+	for _, w := range []struct {
+		name string
+		w    watch.Interface
+		read func(runtime.Object) seen
+	}{
+		{"v1", w1, func(o runtime.Object) seen {
+			d := o.(*examplev1.Database)
+			return seen{name: d.Name, version: d.Spec.Version, backups: d.Annotations[examplev2alpha1.BackupScheduleAnnotation]}
+		}},
+		{"v2alpha1", w2, func(o runtime.Object) seen {
+			d := o.(*examplev2alpha1.Database)
+			if len(d.Annotations) != 0 {
+				t.Errorf("v2alpha1 %s has annotations %v", d.Name, d.Annotations)
+			}
+			return seen{name: d.Name, version: d.Spec.EngineVersion, backups: d.Spec.BackupSchedule}
+		}},
+	} {
+		for i, exp := range want {
+			select {
+			case ev := <-w.w.ResultChan():
+				got := w.read(ev.Object)
+				got.typ = string(ev.Type)
+				if got != exp {
+					t.Fatalf("%s watcher event %d: %+v, want %+v", w.name, i, got, exp)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s watcher: no event %d", w.name, i)
+			}
+		}
 	}
 }
