@@ -192,3 +192,48 @@ func TestVersionsListAndWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsDiscovery: the group lists both versions, v1 preferred (a
+// CRD's group prefers its highest-priority version, kube-aware sort), and
+// databases in each carries the storage version's hash, the same in both
+// (as kube-apiserver's discovery of a CRD), and its subresources.
+func TestVersionsDiscovery(t *testing.T) {
+	_, cs := startServer(t)
+	groups, err := cs.Discovery().ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, g := range groups.Groups {
+		if g.Name != "example.apiloom.dev" {
+			continue
+		}
+		found = true
+		if g.PreferredVersion.Version != "v1" || len(g.Versions) != 2 || g.Versions[0].Version != "v1" || g.Versions[1].Version != "v2alpha1" {
+			t.Fatalf("group %+v", g)
+		}
+	}
+	if !found {
+		t.Fatal("no example.apiloom.dev group")
+	}
+	hashes := map[string]string{}
+	for _, v := range []string{"v1", "v2alpha1"} {
+		l, err := cs.Discovery().ServerResourcesForGroupVersion("example.apiloom.dev/" + v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, r := range l.APIResources {
+			names[r.Name] = true
+			if r.Name == "databases" {
+				hashes[v] = r.StorageVersionHash
+			}
+		}
+		if !names["databases"] || !names["databases/status"] || !names["databases/scale"] {
+			t.Fatalf("%s resources %v", v, names)
+		}
+	}
+	if hashes["v1"] == "" || hashes["v1"] != hashes["v2alpha1"] {
+		t.Fatalf("storage version hashes %v, want one, the same", hashes)
+	}
+}
