@@ -21,7 +21,7 @@ for d in "${dirs[@]}"; do pkgs+=("$module/$d"); done
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 GOBIN=$bin go install \
-  k8s.io/code-generator/cmd/{deepcopy-gen,register-gen,client-gen,lister-gen,informer-gen,applyconfiguration-gen} \
+  k8s.io/code-generator/cmd/{deepcopy-gen,register-gen,conversion-gen,client-gen,lister-gen,informer-gen,applyconfiguration-gen} \
   k8s.io/kube-openapi/cmd/openapi-gen
 go build -o "$bin/apiserver-gen" ./codegen/cmd/apiserver-gen
 
@@ -34,6 +34,30 @@ find apis -name 'zz_generated.*.go' -delete
 echo "generating for: ${dirs[*]}"
 "$bin/deepcopy-gen" --go-header-file "$header" --output-file zz_generated.deepcopy.go "${pkgs[@]}"
 "$bin/register-gen" --go-header-file "$header" --output-file zz_generated.register.go "${pkgs[@]}"
+
+# Conversions between each version of a kind and the version it is stored
+# in (+kubebuilder:storageversion), for packages whose doc.go names the
+# storage version's package in +k8s:conversion-gen=<import path>.
+# conversion-gen writes what fields that match allow and only warns about
+# the rest; a conversion it could not write must be written by hand beside
+# the types, so a missing one fails here, named as it must be.
+"$bin/conversion-gen" --go-header-file "$header" --output-file zz_generated.conversion.go "${pkgs[@]}" 2>"$bin/conversion-gen.log" || {
+  cat "$bin/conversion-gen.log" >&2
+  exit 1
+}
+if grep -q 'could not find nor generate a final Conversion function' "$bin/conversion-gen.log"; then
+  echo "conversion-gen: these conversions need writing by hand, in the package that has +k8s:conversion-gen (k8s.io/apimachinery/pkg/conversion):" >&2
+  awk '
+    /could not find nor generate a final Conversion function for/ {
+      n = split($0, w, " "); in_t = w[n-2]; out_t = w[n]
+      na = split(in_t, a, "/"); split(a[na], ia, "."); nb = split(out_t, b, "/"); split(b[nb], ob, ".")
+      printf "  func Convert_%s_%s_To_%s_%s(in *%s.%s, out *%s.%s, s conversion.Scope) error\n", ia[1], ia[2], ob[1], ob[2], ia[1], ia[2], ob[1], ob[2]
+      next
+    }
+    /^[^ ]*  *[^ ]*  *[0-9]* conversion.go:[0-9]*\]       - / { sub(/.*- /, ""); printf "      field %s does not match the peer type\n", $0 }
+  ' "$bin/conversion-gen.log" >&2
+  exit 1
+fi
 
 "$bin/openapi-gen" --go-header-file "$header" \
   --output-file zz_generated.openapi.go --output-dir "$out/openapi" --output-pkg "$module/$out/openapi" \

@@ -12,6 +12,7 @@ const (
 	StatusSubresourceName = "kubebuilder:subresource:status"
 	SelectableFieldName   = "kubebuilder:selectablefield"
 	PrintColumnName       = "kubebuilder:printcolumn"
+	StorageVersionName    = "kubebuilder:storageversion"
 )
 
 // Scope values of +kubebuilder:resource:scope.
@@ -55,6 +56,9 @@ type Type struct {
 	PrintColumns []PrintColumn
 	// Scale is nil when the type has no +kubebuilder:subresource:scale.
 	Scale *Scale
+	// StorageVersion is true when +kubebuilder:storageversion is present:
+	// of a kind's versions, this one is stored.
+	StorageVersion bool
 }
 
 // ParseType reads the kubebuilder markers from a type's comment lines.
@@ -65,7 +69,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		out   Type
 		warns []string
 	)
-	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName) {
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName, StorageVersionName) {
 		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 
@@ -132,6 +136,17 @@ func ParseType(lines []string) (Type, []string, error) {
 		return out, nil, err
 	}
 	out.Scale, warns = scale, append(warns, w...)
+
+	sv, err := Find(lines, StorageVersionName)
+	if err != nil {
+		return out, nil, err
+	}
+	for _, m := range sv {
+		if len(m.Args) > 0 {
+			return out, nil, malformed(m.Text, "+"+StorageVersionName+" takes no arguments")
+		}
+	}
+	out.StorageVersion = len(sv) > 0
 	return out, warns, nil
 }
 

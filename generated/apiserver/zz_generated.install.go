@@ -5,6 +5,7 @@ package apiserver
 import (
 	crdconfv1 "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
+	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
 	registry "github.com/apiloom/apiloom/server/registry"
 )
@@ -15,5 +16,6 @@ import (
 func Install(r *registry.Registry) {
 	crdconfv1.Install(r)
 	examplev1.Install(r)
+	examplev2alpha1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)
 }

@@ -5,8 +5,10 @@ package applyconfigurations
 import (
 	v1 "github.com/apiloom/apiloom/apis/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	v2alpha1 "github.com/apiloom/apiloom/apis/example/v2alpha1"
 	crdconfv1 "github.com/apiloom/apiloom/generated/applyconfigurations/crdconf/v1"
 	applyconfigurationsexamplev1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
+	examplev2alpha1 "github.com/apiloom/apiloom/generated/applyconfigurations/example/v2alpha1"
 	internal "github.com/apiloom/apiloom/generated/applyconfigurations/internal"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,6 +54,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationsexamplev1.RegionApplyConfiguration{}
 	case examplev1.SchemeGroupVersion.WithKind("RegionSpec"):
 		return &applyconfigurationsexamplev1.RegionSpecApplyConfiguration{}
+
+		// Group=example.apiloom.dev, Version=v2alpha1
+	case v2alpha1.SchemeGroupVersion.WithKind("Database"):
+		return &examplev2alpha1.DatabaseApplyConfiguration{}
+	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseSpec"):
+		return &examplev2alpha1.DatabaseSpecApplyConfiguration{}
+	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseStatus"):
+		return &examplev2alpha1.DatabaseStatusApplyConfiguration{}
+	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseUser"):
+		return &examplev2alpha1.DatabaseUserApplyConfiguration{}
 
 	}
 	return nil

@@ -17,101 +17,106 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Choice":         schema_apiloom_apis_crdconf_v1_Choice(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Entry":          schema_apiloom_apis_crdconf_v1_Entry(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Extra":          schema_apiloom_apis_crdconf_v1_Extra(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Formats":        schema_apiloom_apis_crdconf_v1_Formats(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Limit":          schema_apiloom_apis_crdconf_v1_Limit(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Route":          schema_apiloom_apis_crdconf_v1_Route(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Widget":         schema_apiloom_apis_crdconf_v1_Widget(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetList":     schema_apiloom_apis_crdconf_v1_WidgetList(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetSpec":     schema_apiloom_apis_crdconf_v1_WidgetSpec(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetStatus":   schema_apiloom_apis_crdconf_v1_WidgetStatus(ref),
-		"github.com/apiloom/apiloom/apis/crdconf/v1.Window":         schema_apiloom_apis_crdconf_v1_Window(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.Database":       schema_apiloom_apis_example_v1_Database(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.DatabaseList":   schema_apiloom_apis_example_v1_DatabaseList(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.DatabaseSpec":   schema_apiloom_apis_example_v1_DatabaseSpec(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.DatabaseStatus": schema_apiloom_apis_example_v1_DatabaseStatus(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.DatabaseUser":   schema_apiloom_apis_example_v1_DatabaseUser(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.Region":         schema_apiloom_apis_example_v1_Region(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.RegionList":     schema_apiloom_apis_example_v1_RegionList(ref),
-		"github.com/apiloom/apiloom/apis/example/v1.RegionSpec":     schema_apiloom_apis_example_v1_RegionSpec(ref),
-		v1.ContainerResourceMetricSource{}.OpenAPIModelName():       schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
-		v1.ContainerResourceMetricStatus{}.OpenAPIModelName():       schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
-		v1.CrossVersionObjectReference{}.OpenAPIModelName():         schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
-		v1.ExternalMetricSource{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ExternalMetricSource(ref),
-		v1.ExternalMetricStatus{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ExternalMetricStatus(ref),
-		v1.HorizontalPodAutoscaler{}.OpenAPIModelName():             schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscaler(ref),
-		v1.HorizontalPodAutoscalerCondition{}.OpenAPIModelName():    schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerCondition(ref),
-		v1.HorizontalPodAutoscalerList{}.OpenAPIModelName():         schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerList(ref),
-		v1.HorizontalPodAutoscalerSpec{}.OpenAPIModelName():         schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerSpec(ref),
-		v1.HorizontalPodAutoscalerStatus{}.OpenAPIModelName():       schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerStatus(ref),
-		v1.MetricSpec{}.OpenAPIModelName():                          schema_k8sio_api_autoscaling_v1_MetricSpec(ref),
-		v1.MetricStatus{}.OpenAPIModelName():                        schema_k8sio_api_autoscaling_v1_MetricStatus(ref),
-		v1.ObjectMetricSource{}.OpenAPIModelName():                  schema_k8sio_api_autoscaling_v1_ObjectMetricSource(ref),
-		v1.ObjectMetricStatus{}.OpenAPIModelName():                  schema_k8sio_api_autoscaling_v1_ObjectMetricStatus(ref),
-		v1.PodsMetricSource{}.OpenAPIModelName():                    schema_k8sio_api_autoscaling_v1_PodsMetricSource(ref),
-		v1.PodsMetricStatus{}.OpenAPIModelName():                    schema_k8sio_api_autoscaling_v1_PodsMetricStatus(ref),
-		v1.ResourceMetricSource{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ResourceMetricSource(ref),
-		v1.ResourceMetricStatus{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ResourceMetricStatus(ref),
-		v1.Scale{}.OpenAPIModelName():                               schema_k8sio_api_autoscaling_v1_Scale(ref),
-		v1.ScaleSpec{}.OpenAPIModelName():                           schema_k8sio_api_autoscaling_v1_ScaleSpec(ref),
-		v1.ScaleStatus{}.OpenAPIModelName():                         schema_k8sio_api_autoscaling_v1_ScaleStatus(ref),
-		metav1.APIGroup{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_APIGroup(ref),
-		metav1.APIGroupList{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIGroupList(ref),
-		metav1.APIResource{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_APIResource(ref),
-		metav1.APIResourceList{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIResourceList(ref),
-		metav1.APIVersions{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_APIVersions(ref),
-		metav1.ApplyOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		metav1.Condition{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Condition(ref),
-		metav1.CreateOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_CreateOptions(ref),
-		metav1.DeleteOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		metav1.Duration{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_Duration(ref),
-		metav1.FieldSelectorRequirement{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		metav1.FieldsV1{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_FieldsV1(ref),
-		metav1.GetOptions{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_GetOptions(ref),
-		metav1.GroupKind{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_GroupKind(ref),
-		metav1.GroupResource{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_GroupResource(ref),
-		metav1.GroupVersion{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_GroupVersion(ref),
-		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		metav1.GroupVersionKind{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		metav1.GroupVersionResource{}.OpenAPIModelName():            schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		metav1.InternalEvent{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_InternalEvent(ref),
-		metav1.LabelSelector{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_LabelSelector(ref),
-		metav1.LabelSelectorRequirement{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		metav1.List{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_List(ref),
-		metav1.ListMeta{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_ListMeta(ref),
-		metav1.ListOptions{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_ListOptions(ref),
-		metav1.ManagedFieldsEntry{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		metav1.MicroTime{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_MicroTime(ref),
-		metav1.ObjectMeta{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		metav1.OwnerReference{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_OwnerReference(ref),
-		metav1.PartialObjectMetadata{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		metav1.PartialObjectMetadataList{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		metav1.Patch{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_Patch(ref),
-		metav1.PatchOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_PatchOptions(ref),
-		metav1.Preconditions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Preconditions(ref),
-		metav1.RootPaths{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_RootPaths(ref),
-		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		metav1.ShardInfo{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_ShardInfo(ref),
-		metav1.Status{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_Status(ref),
-		metav1.StatusCause{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_StatusCause(ref),
-		metav1.StatusDetails{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_StatusDetails(ref),
-		metav1.Table{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_Table(ref),
-		metav1.TableColumnDefinition{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		metav1.TableOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TableOptions(ref),
-		metav1.TableRow{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_TableRow(ref),
-		metav1.TableRowCondition{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		metav1.Time{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_Time(ref),
-		metav1.Timestamp{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Timestamp(ref),
-		metav1.TypeMeta{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_TypeMeta(ref),
-		metav1.UpdateOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		metav1.WatchEvent{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():                   schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():                       schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                        schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		intstr.IntOrString{}.OpenAPIModelName():                     schema_apimachinery_pkg_util_intstr_IntOrString(ref),
-		version.Info{}.OpenAPIModelName():                           schema_k8sio_apimachinery_pkg_version_Info(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Choice":               schema_apiloom_apis_crdconf_v1_Choice(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Entry":                schema_apiloom_apis_crdconf_v1_Entry(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Extra":                schema_apiloom_apis_crdconf_v1_Extra(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Formats":              schema_apiloom_apis_crdconf_v1_Formats(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Limit":                schema_apiloom_apis_crdconf_v1_Limit(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Route":                schema_apiloom_apis_crdconf_v1_Route(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Widget":               schema_apiloom_apis_crdconf_v1_Widget(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetList":           schema_apiloom_apis_crdconf_v1_WidgetList(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetSpec":           schema_apiloom_apis_crdconf_v1_WidgetSpec(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetStatus":         schema_apiloom_apis_crdconf_v1_WidgetStatus(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Window":               schema_apiloom_apis_crdconf_v1_Window(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.Database":             schema_apiloom_apis_example_v1_Database(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseList":         schema_apiloom_apis_example_v1_DatabaseList(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseSpec":         schema_apiloom_apis_example_v1_DatabaseSpec(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseStatus":       schema_apiloom_apis_example_v1_DatabaseStatus(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseUser":         schema_apiloom_apis_example_v1_DatabaseUser(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.Region":               schema_apiloom_apis_example_v1_Region(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.RegionList":           schema_apiloom_apis_example_v1_RegionList(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.RegionSpec":           schema_apiloom_apis_example_v1_RegionSpec(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.Database":       schema_apiloom_apis_example_v2alpha1_Database(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseList":   schema_apiloom_apis_example_v2alpha1_DatabaseList(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseSpec":   schema_apiloom_apis_example_v2alpha1_DatabaseSpec(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseStatus": schema_apiloom_apis_example_v2alpha1_DatabaseStatus(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseUser":   schema_apiloom_apis_example_v2alpha1_DatabaseUser(ref),
+		v1.ContainerResourceMetricSource{}.OpenAPIModelName():             schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
+		v1.ContainerResourceMetricStatus{}.OpenAPIModelName():             schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
+		v1.CrossVersionObjectReference{}.OpenAPIModelName():               schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
+		v1.ExternalMetricSource{}.OpenAPIModelName():                      schema_k8sio_api_autoscaling_v1_ExternalMetricSource(ref),
+		v1.ExternalMetricStatus{}.OpenAPIModelName():                      schema_k8sio_api_autoscaling_v1_ExternalMetricStatus(ref),
+		v1.HorizontalPodAutoscaler{}.OpenAPIModelName():                   schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscaler(ref),
+		v1.HorizontalPodAutoscalerCondition{}.OpenAPIModelName():          schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerCondition(ref),
+		v1.HorizontalPodAutoscalerList{}.OpenAPIModelName():               schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerList(ref),
+		v1.HorizontalPodAutoscalerSpec{}.OpenAPIModelName():               schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerSpec(ref),
+		v1.HorizontalPodAutoscalerStatus{}.OpenAPIModelName():             schema_k8sio_api_autoscaling_v1_HorizontalPodAutoscalerStatus(ref),
+		v1.MetricSpec{}.OpenAPIModelName():                                schema_k8sio_api_autoscaling_v1_MetricSpec(ref),
+		v1.MetricStatus{}.OpenAPIModelName():                              schema_k8sio_api_autoscaling_v1_MetricStatus(ref),
+		v1.ObjectMetricSource{}.OpenAPIModelName():                        schema_k8sio_api_autoscaling_v1_ObjectMetricSource(ref),
+		v1.ObjectMetricStatus{}.OpenAPIModelName():                        schema_k8sio_api_autoscaling_v1_ObjectMetricStatus(ref),
+		v1.PodsMetricSource{}.OpenAPIModelName():                          schema_k8sio_api_autoscaling_v1_PodsMetricSource(ref),
+		v1.PodsMetricStatus{}.OpenAPIModelName():                          schema_k8sio_api_autoscaling_v1_PodsMetricStatus(ref),
+		v1.ResourceMetricSource{}.OpenAPIModelName():                      schema_k8sio_api_autoscaling_v1_ResourceMetricSource(ref),
+		v1.ResourceMetricStatus{}.OpenAPIModelName():                      schema_k8sio_api_autoscaling_v1_ResourceMetricStatus(ref),
+		v1.Scale{}.OpenAPIModelName():                                     schema_k8sio_api_autoscaling_v1_Scale(ref),
+		v1.ScaleSpec{}.OpenAPIModelName():                                 schema_k8sio_api_autoscaling_v1_ScaleSpec(ref),
+		v1.ScaleStatus{}.OpenAPIModelName():                               schema_k8sio_api_autoscaling_v1_ScaleStatus(ref),
+		metav1.APIGroup{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_APIGroup(ref),
+		metav1.APIGroupList{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_APIGroupList(ref),
+		metav1.APIResource{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_APIResource(ref),
+		metav1.APIResourceList{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_APIResourceList(ref),
+		metav1.APIVersions{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_APIVersions(ref),
+		metav1.ApplyOptions{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		metav1.Condition{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_Condition(ref),
+		metav1.CreateOptions{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_CreateOptions(ref),
+		metav1.DeleteOptions{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		metav1.Duration{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_Duration(ref),
+		metav1.FieldSelectorRequirement{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		metav1.FieldsV1{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_FieldsV1(ref),
+		metav1.GetOptions{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_GetOptions(ref),
+		metav1.GroupKind{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_GroupKind(ref),
+		metav1.GroupResource{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_GroupResource(ref),
+		metav1.GroupVersion{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_GroupVersion(ref),
+		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		metav1.GroupVersionKind{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		metav1.GroupVersionResource{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		metav1.InternalEvent{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_InternalEvent(ref),
+		metav1.LabelSelector{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_LabelSelector(ref),
+		metav1.LabelSelectorRequirement{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		metav1.List{}.OpenAPIModelName():                                  schema_pkg_apis_meta_v1_List(ref),
+		metav1.ListMeta{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_ListMeta(ref),
+		metav1.ListOptions{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_ListOptions(ref),
+		metav1.ManagedFieldsEntry{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		metav1.MicroTime{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_MicroTime(ref),
+		metav1.ObjectMeta{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		metav1.OwnerReference{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_OwnerReference(ref),
+		metav1.PartialObjectMetadata{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		metav1.PartialObjectMetadataList{}.OpenAPIModelName():             schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		metav1.Patch{}.OpenAPIModelName():                                 schema_pkg_apis_meta_v1_Patch(ref),
+		metav1.PatchOptions{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_PatchOptions(ref),
+		metav1.Preconditions{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_Preconditions(ref),
+		metav1.RootPaths{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_RootPaths(ref),
+		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():             schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		metav1.ShardInfo{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_ShardInfo(ref),
+		metav1.Status{}.OpenAPIModelName():                                schema_pkg_apis_meta_v1_Status(ref),
+		metav1.StatusCause{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_StatusCause(ref),
+		metav1.StatusDetails{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_StatusDetails(ref),
+		metav1.Table{}.OpenAPIModelName():                                 schema_pkg_apis_meta_v1_Table(ref),
+		metav1.TableColumnDefinition{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		metav1.TableOptions{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_TableOptions(ref),
+		metav1.TableRow{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_TableRow(ref),
+		metav1.TableRowCondition{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		metav1.Time{}.OpenAPIModelName():                                  schema_pkg_apis_meta_v1_Time(ref),
+		metav1.Timestamp{}.OpenAPIModelName():                             schema_pkg_apis_meta_v1_Timestamp(ref),
+		metav1.TypeMeta{}.OpenAPIModelName():                              schema_pkg_apis_meta_v1_TypeMeta(ref),
+		metav1.UpdateOptions{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		metav1.WatchEvent{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():                         schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():                             schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                              schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		intstr.IntOrString{}.OpenAPIModelName():                           schema_apimachinery_pkg_util_intstr_IntOrString(ref),
+		version.Info{}.OpenAPIModelName():                                 schema_k8sio_apimachinery_pkg_version_Info(ref),
 	}
 }
 
@@ -1307,6 +1312,324 @@ func schema_apiloom_apis_example_v1_RegionSpec(ref common.ReferenceCallback) com
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_apiloom_apis_example_v2alpha1_Database(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Database is a managed database instance that a controller provisions in a Region.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the database the user asks for.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is what the controller observed; written only through the status subresource.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseSpec", "github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v2alpha1_DatabaseList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseList is a list of Databases.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/example/v2alpha1.Database"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/example/v2alpha1.Database", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v2alpha1_DatabaseSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseSpec is the desired state of a Database.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"engine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Engine is the database engine: postgres, mysql or mariadb.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"engineVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EngineVersion is the engine version, for example \"16.4\" (v1's spec.version).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of instances to run, one primary and the rest read replicas.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"storageGiB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageGiB is the size of each instance's volume in GiB. Volumes cannot shrink, so it may only grow.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"region": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Region is the name of the cluster-scoped Region the database runs in.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backupSchedule": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupSchedule is when backups are taken, a cron expression such as \"0 3 * * *\". v1 has no such field: a v1 object keeps it in the annotation BackupScheduleAnnotation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"users": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Users are the accounts the controller creates, one per name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseUser"),
+									},
+								},
+							},
+						},
+					},
+					"extensions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type":      "set",
+								"x-kubernetes-patch-strategy": "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Extensions are the engine extensions to install.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"engine"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseUser"},
+	}
+}
+
+func schema_apiloom_apis_example_v2alpha1_DatabaseStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseStatus is the observed state of a Database.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is a one-word summary: Pending, Provisioning, Ready or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of instances that exist, ready or not.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector selects the database's instances by label, serialized.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readyReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyReplicas is the number of instances accepting connections.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"endpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoint is the host:port clients connect to, once ready.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the metadata.generation the controller last acted on.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the standard condition list (Ready, Degraded, ...).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v2alpha1_DatabaseUser(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseUser is a database account.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the account's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"privilege": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Privilege is what the account may do: read, write or admin.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"email": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Email is where the account's owner is told about it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"connectionLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConnectionLimit is the most connections the account may hold at once.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}

@@ -85,6 +85,10 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 			Verbs:        resourceVerbs,
 			ShortNames:   info.ShortNames,
 			Categories:   info.Categories,
+			// As kube-apiserver for a CRD: the hash of the version objects
+			// are stored in, the same in every version of the kind, so
+			// that a storage migrator sees when it changes.
+			StorageVersionHash: storageVersionHash(info.Group, storageVersion(info), info.Kind),
 		})
 		if info.HasStatus {
 			out.APIResources = append(out.APIResources, metav1.APIResource{
@@ -106,6 +110,14 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 		}
 	}
 	return out
+}
+
+// storageVersion is the version the resource's objects are stored in.
+func storageVersion(info *resource.Info) string {
+	if info.Stored() {
+		return info.Version
+	}
+	return info.StorageVersion
 }
 
 // singular is the resource's singular name, defaulting as kube-apiserver

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/cache"
+	"github.com/apiloom/apiloom/server/convert"
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/resource"
@@ -42,6 +43,8 @@ type Served struct {
 	Resources []endpoints.Resource
 	closers   []func()
 	readies   []func() bool
+	// stored is used while building only.
+	stored storedBy
 }
 
 // Close stops every resource's storage, in reverse order of construction.
@@ -74,6 +77,27 @@ type shared struct {
 // builder builds one resource's storage and handler on a backend.
 type builder func(ctx context.Context, b Backend, sh shared, out *Served) error
 
+// storedBy is what Build knows of the storages it built: by the Info of
+// each stored version, its storage.Interface[O] (the etcd store or the
+// watch cache), which the versions converted to it are served over.
+type storedBy map[*resource.Info]any
+
+// buildConverted builds the resource of def over the storage that the
+// storage version's builder built, which must come first.
+func buildConverted[O, S resource.Object](def *resource.Definition[O], conv resource.Conversion[O, S]) builder {
+	return func(ctx context.Context, b Backend, sh shared, out *Served) error {
+		inner, ok := out.stored[&conv.Storage.Info].(storage.Interface[S])
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoStorageVersion, conv.Storage.GroupVersionResource())
+		}
+		return serve(ctx, b, sh, out, def, storage.Interface[O](convert.New(inner, def, conv)))
+	}
+}
+
+// ErrNoStorageVersion is returned by Build when a version is registered
+// converted to a storage version that is not registered.
+var ErrNoStorageVersion = errors.New("registry: storage version not registered")
+
 func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 	return func(ctx context.Context, b Backend, sh shared, out *Served) error {
 		probe := def.New()
@@ -104,17 +128,26 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			out.readies = append(out.readies, c.Ready)
 			iface = c
 		}
-		check, err := schemacheck.New(ctx, &def.Info)
-		if err != nil {
-			return err
+		if out.stored == nil {
+			out.stored = storedBy{}
 		}
-		opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
-		if b.Limits != nil {
-			opts = append(opts, endpoints.WithLimits(*b.Limits))
-		}
-		out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
-		return nil
+		out.stored[&def.Info] = iface
+		return serve(ctx, b, sh, out, def, iface)
 	}
+}
+
+// serve adds the handler of def, over iface, to out.
+func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Served, def *resource.Definition[O], iface storage.Interface[O]) error {
+	check, err := schemacheck.New(ctx, &def.Info)
+	if err != nil {
+		return err
+	}
+	opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
+	if b.Limits != nil {
+		opts = append(opts, endpoints.WithLimits(*b.Limits))
+	}
+	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
+	return nil
 }
 
 // Build constructs storage and handlers for every registered resource. On
@@ -138,12 +171,19 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	}
 	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI)}
 	out := &Served{}
-	for _, e := range r.entries {
-		if err := e.build(ctx, b, sh, out); err != nil {
-			out.Close()
-			return nil, fmt.Errorf("build %s: %w", e.Info.GroupResource(), err)
+	// Storage versions first: the other versions are served over them.
+	for _, converted := range []bool{false, true} {
+		for _, e := range r.entries {
+			if (e.storedAs != nil) != converted {
+				continue
+			}
+			if err := e.build(ctx, b, sh, out); err != nil {
+				out.Close()
+				return nil, fmt.Errorf("build %s: %w", e.Info.GroupVersionResource(), err)
+			}
 		}
 	}
+	out.stored = nil
 	return out, nil
 }
 

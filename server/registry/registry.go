@@ -17,11 +17,24 @@ type Registry struct {
 type Entry struct {
 	Info  *resource.Info
 	build builder
+	// storedAs is the Info of the storage version whose storage this
+	// entry's is built over; nil when the entry is stored as it is.
+	storedAs *resource.Info
 }
 
 // Register adds def to r. Generated Install functions call it once per type.
 func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
 	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def)})
+}
+
+// RegisterConverted adds def, a version of a kind stored in another
+// version (conv.Storage, registered with Register), to r. The two share
+// one store and one watch cache: def's resource is served over the
+// storage version's, converting every object (package convert).
+// Generated Install functions call it for each version of a kind that is
+// not its +kubebuilder:storageversion.
+func RegisterConverted[O, S resource.Object](r *Registry, def *resource.Definition[O], conv resource.Conversion[O, S]) {
+	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildConverted(def, conv), storedAs: &conv.Storage.Info})
 }
 
 // SetOpenAPIDefinitions records openapi-gen's definitions for every type in

@@ -22,3 +22,24 @@ func TestTypeConverterNeedsSchemas(t *testing.T) {
 	}
 	var _ *resource.Info = r.Entries()[0].Info
 }
+
+// TestConvertedNeedsStorageVersion: a version registered converted to a
+// storage version that was not built is an error, not a panic.
+func TestConvertedNeedsStorageVersion(t *testing.T) {
+	stored := storagetest.Definition()
+	v2 := storagetest.Definition()
+	v2.Version, v2.StorageVersion = "v2", "v1"
+	r := &Registry{}
+	RegisterConverted(r, v2, resource.Conversion[*storagetest.Widget, *storagetest.Widget]{
+		Storage:     stored,
+		ToStorage:   func(in, out *storagetest.Widget) error { *out = *in; return nil },
+		FromStorage: func(in, out *storagetest.Widget) error { *out = *in; return nil },
+	})
+	e := r.Entries()[0]
+	if e.storedAs != &stored.Info || e.Info.Stored() {
+		t.Fatalf("entry %+v", e)
+	}
+	if err := e.build(t.Context(), Backend{}, shared{}, &Served{}); !errors.Is(err, ErrNoStorageVersion) {
+		t.Fatalf("build without the storage version: %v, want ErrNoStorageVersion", err)
+	}
+}

@@ -53,6 +53,32 @@ type Info struct {
 	// Scale is the kind's scale subresource, from
 	// +kubebuilder:subresource:scale; nil when it has none.
 	Scale *ScaleInfo
+	// StorageVersion is the version objects of this kind are stored in,
+	// from +kubebuilder:storageversion, when the kind has several versions
+	// and it is not this one: the resource is then registered with a
+	// Conversion to it (registry.RegisterConverted). Empty: objects are
+	// stored in this version.
+	StorageVersion string
+}
+
+// Stored reports whether objects of this version are stored as they are
+// (it is the storage version, or the kind has only this one).
+func (i *Info) Stored() bool { return i.StorageVersion == "" || i.StorageVersion == i.Version }
+
+// Conversion converts the objects of one version of a kind (O) to and from
+// the version the kind is stored in (S), the functions conversion-gen
+// generates or the user writes beside the types. The server keeps one key
+// per object in the storage version; every read, write, list and watch of
+// O converts. A conversion must not change its input (which may be shared)
+// nor keep any of it that the output may later change: the server copies
+// the output before changing it.
+type Conversion[O, S Object] struct {
+	// Storage is the definition of the storage version.
+	Storage *Definition[S]
+	// ToStorage sets out to in, converted.
+	ToStorage func(in O, out S) error
+	// FromStorage sets out to in, converted.
+	FromStorage func(in S, out O) error
 }
 
 // ScaleInfo says where the fields of a kind's scale subresource

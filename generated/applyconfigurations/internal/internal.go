@@ -456,6 +456,104 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: com.github.apiloom.apiloom.apis.example.v2alpha1.Database
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseSpec
+    - name: status
+      type:
+        namedType: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseStatus
+- name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseSpec
+  map:
+    fields:
+    - name: backupSchedule
+      type:
+        scalar: string
+    - name: engine
+      type:
+        scalar: string
+    - name: engineVersion
+      type:
+        scalar: string
+    - name: extensions
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: region
+      type:
+        scalar: string
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: storageGiB
+      type:
+        scalar: numeric
+    - name: users
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseUser
+          elementRelationship: associative
+          keys:
+          - name
+- name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: endpoint
+      type:
+        scalar: string
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: phase
+      type:
+        scalar: string
+    - name: readyReplicas
+      type:
+        scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        scalar: string
+- name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseUser
+  map:
+    fields:
+    - name: connectionLimit
+      type:
+        scalar: numeric
+    - name: email
+      type:
+        scalar: untyped
+    - name: name
+      type:
+        scalar: string
+    - name: privilege
+      type:
+        scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:

@@ -8,6 +8,7 @@ import (
 
 	crdconfv1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1"
+	examplev2alpha1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v2alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -17,13 +18,15 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	CrdconfV1() crdconfv1.CrdconfV1Interface
 	ExampleV1() examplev1.ExampleV1Interface
+	ExampleV2alpha1() examplev2alpha1.ExampleV2alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	crdconfV1 *crdconfv1.CrdconfV1Client
-	exampleV1 *examplev1.ExampleV1Client
+	crdconfV1       *crdconfv1.CrdconfV1Client
+	exampleV1       *examplev1.ExampleV1Client
+	exampleV2alpha1 *examplev2alpha1.ExampleV2alpha1Client
 }
 
 // CrdconfV1 retrieves the CrdconfV1Client
@@ -34,6 +37,11 @@ func (c *Clientset) CrdconfV1() crdconfv1.CrdconfV1Interface {
 // ExampleV1 retrieves the ExampleV1Client
 func (c *Clientset) ExampleV1() examplev1.ExampleV1Interface {
 	return c.exampleV1
+}
+
+// ExampleV2alpha1 retrieves the ExampleV2alpha1Client
+func (c *Clientset) ExampleV2alpha1() examplev2alpha1.ExampleV2alpha1Interface {
+	return c.exampleV2alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -88,6 +96,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.exampleV2alpha1, err = examplev2alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -111,6 +123,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.crdconfV1 = crdconfv1.New(c)
 	cs.exampleV1 = examplev1.New(c)
+	cs.exampleV2alpha1 = examplev2alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

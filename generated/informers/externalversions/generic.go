@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/apiloom/apiloom/apis/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	v2alpha1 "github.com/apiloom/apiloom/apis/example/v2alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -46,6 +47,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Example().V1().Databases().Informer()}, nil
 	case examplev1.SchemeGroupVersion.WithResource("regions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Example().V1().Regions().Informer()}, nil
+
+		// Group=example.apiloom.dev, Version=v2alpha1
+	case v2alpha1.SchemeGroupVersion.WithResource("databases"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Example().V2alpha1().Databases().Informer()}, nil
 
 	}
 

@@ -59,6 +59,12 @@ type resourceModel struct {
 	SpecMembers []string
 	// Scale is the checked +kubebuilder:subresource:scale; nil without.
 	Scale *resource.ScaleInfo
+	// StorageVersionMarker is true when the type has
+	// +kubebuilder:storageversion.
+	StorageVersionMarker bool
+	// StoredAs is the storage version of the kind when it has several
+	// versions and it is not this one (versions.go); nil otherwise.
+	StoredAs *storedAs
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -220,6 +226,7 @@ func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, er
 		}
 	}
 	r.SpecMembers = specMembers(t, r.HasStatus)
+	r.StorageVersionMarker = kb.StorageVersion
 	return r, nil
 }
 

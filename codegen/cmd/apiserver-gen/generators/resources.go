@@ -54,6 +54,11 @@ const scaleTemplate = `		Scale: &$.ScaleInfo|raw${
 		},
 `
 
+// storageVersionTemplate states Info.StorageVersion, for a version stored
+// as another.
+const storageVersionTemplate = `		StorageVersion: $.storageVersion$,
+`
+
 // definitionInfoCloseTemplate ends the Info and states New.
 const definitionInfoCloseTemplate = `	},
 	New: func() *$.type|raw$ { return new($.type|raw$) },
@@ -132,6 +137,18 @@ func Install(r *$.Registry|raw$) {
 `
 	installEntryTemplate = `	$.Register|raw$(r, $.var$)
 `
+	// installConvertedTemplate registers a version stored as another,
+	// with the conversions conversion-gen named.
+	installConvertedTemplate = `	$.RegisterConverted|raw$(r, $.var$, $.Conversion|raw$[*$.type|raw$, *$.storageType|raw$]{
+		Storage: $.storageDef|raw$,
+		ToStorage: func(in *$.type|raw$, out *$.storageType|raw$) error {
+			return $.toStorage|raw$(in, out, nil)
+		},
+		FromStorage: func(in *$.storageType|raw$, out *$.type|raw$) error {
+			return $.fromStorage|raw$(in, out, nil)
+		},
+	})
+`
 )
 
 // resourcesGenerator writes zz_generated.resources.go for one group-version.
@@ -203,6 +220,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 			"selectorPath": strconv.Quote(sc.LabelSelectorPath),
 		}))
 	}
+	if r.StoredAs != nil {
+		sw.Do(storageVersionTemplate, args.With("storageVersion", strconv.Quote(r.StoredAs.GV.Version)))
+	}
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
@@ -266,6 +286,22 @@ func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
 	}
 	sw.Do(installTemplate, args)
 	for _, r := range g.gv.Resources {
+		if st := r.StoredAs; st != nil {
+			fn := func(name string) *types.Type {
+				return c.Universe.Function(types.Name{Package: g.gv.Pkg.Path, Name: name})
+			}
+			sw.Do(installConvertedTemplate, args.WithArgs(generator.Args{
+				"var":               r.Kind,
+				"type":              r.Type,
+				"storageType":       st.Resource.Type,
+				"storageDef":        c.Universe.Variable(types.Name{Package: gvPackage(path.Dir(path.Dir(g.outputPkg)), st.GV), Name: st.Resource.Kind}),
+				"toStorage":         fn(st.ToStorage),
+				"fromStorage":       fn(st.FromStorage),
+				"RegisterConverted": c.Universe.Function(types.Name{Package: registryPkg, Name: "RegisterConverted"}),
+				"Conversion":        c.Universe.Type(types.Name{Package: resourcePkg, Name: "Conversion"}),
+			}))
+			continue
+		}
 		sw.Do(installEntryTemplate, args.With("var", r.Kind))
 	}
 	sw.Do("}\n", nil)

@@ -57,6 +57,9 @@ func Run(a *args.Args, patterns []string) error {
 	if err != nil {
 		return err
 	}
+	if err := linkVersions(gvs); err != nil {
+		return err
+	}
 	if err := addSchemas(patterns, gvs); err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	fakecrdconfv1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/crdconf/v1/fake"
 	examplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1"
 	fakeexamplev1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v1/fake"
+	examplev2alpha1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v2alpha1"
+	fakeexamplev2alpha1 "github.com/apiloom/apiloom/generated/clientset/versioned/typed/example/v2alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -130,4 +132,9 @@ func (c *Clientset) CrdconfV1() crdconfv1.CrdconfV1Interface {
 // ExampleV1 retrieves the ExampleV1Client
 func (c *Clientset) ExampleV1() examplev1.ExampleV1Interface {
 	return &fakeexamplev1.FakeExampleV1{Fake: &c.Fake}
+}
+
+// ExampleV2alpha1 retrieves the ExampleV2alpha1Client
+func (c *Clientset) ExampleV2alpha1() examplev2alpha1.ExampleV2alpha1Interface {
+	return &fakeexamplev2alpha1.FakeExampleV2alpha1{Fake: &c.Fake}
 }

@@ -5,6 +5,7 @@ package fake
 import (
 	crdconfv1 "github.com/apiloom/apiloom/apis/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	examplev2alpha1 "github.com/apiloom/apiloom/apis/example/v2alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,7 @@ var codecs = serializer.NewCodecFactory(scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	crdconfv1.AddToScheme,
 	examplev1.AddToScheme,
+	examplev2alpha1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition

@@ -1,0 +1,28 @@
+package v3
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Thing is a test case.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type Thing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (o *Thing) DeepCopyObject() runtime.Object { c := *o; return &c }
+
+// ThingList is a list of Things.
+type ThingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Thing `json:"items"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (o *ThingList) DeepCopyObject() runtime.Object { c := *o; return &c }
