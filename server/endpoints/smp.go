@@ -27,7 +27,9 @@ const mediaStrategicMergePatch = "application/strategic-merge-patch+json"
 // current's unstructured form by k8s.io/apimachinery's strategicpatch
 // following h.patchMeta, and the result converted to the Go type, which
 // reports unknown fields (and with the patch's duplicate fields, follows
-// fieldValidation) and wrong types (422 Invalid on the field "patch").
+// fieldValidation) and wrong types (422 Invalid on the field "patch",
+// unless the schema refuses the result first). The merged content is also
+// the result's form (decodeForm), which the schema validates.
 // apiVersion and kind in the patch are not checked: as upstream, they are
 // lost on the way to the typed object (here, storage and responses set
 // the resource's own). The library mutates both maps, so every attempt of
