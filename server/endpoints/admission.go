@@ -3,8 +3,10 @@ package endpoints
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -18,15 +20,26 @@ import (
 // storage. A kind without a schema is only checked by the metadata rules
 // (meta.go).
 //
-// Typed objects are converted to unstructured content, the form the
-// schema's defaulting and validators read, by
-// runtime.DefaultUnstructuredConverter: once per validated object (and
-// once for the old object of an update), plus, when the schema has
-// defaults, a conversion back to the typed object after defaulting.
+// What is validated is what a CRD validates: the object as the request
+// gives it in JSON (a create or update body, the result of a JSON, merge
+// or strategic merge patch; for /status the stored object with the
+// request's status), as unstructured content, pruned and defaulted as
+// kube-apiserver decodes a custom resource (decodeForm), with the
+// metadata the server sets (formContent). Only then does the typed object
+// count: a field the request leaves out reads as missing, not as the Go
+// zero value, an explicit "", [] or {} is seen before omitempty drops it,
+// and a body of valid JSON that does not decode into the Go type (a string
+// for an integer) gets the schema's 422 when the schema refuses it, and
+// the decoding's 400 only when it does not.
 //
-// Unknown fields are not pruned as a CRD prunes them: the schema describes
-// the Go type, and decoding into the Go type has already dropped every
-// field the type lacks (reported by fieldValidation as for a CRD).
+// Conversions per write: the body is decoded twice, into the Go type (as
+// before, for the strict field checks and their messages) and into
+// unstructured content; a schema with defaults adds one conversion of the
+// defaulted content to the Go type; the metadata is converted to
+// unstructured content, and an update converts the stored object, the
+// old object of ratcheting. Server-side apply and /scale, whose merged
+// object exists only as a typed object, validate its unstructured
+// conversion (form nil).
 
 // schemaChecker returns the schema check of def: the one an option gave,
 // or one built from def.Schema. It panics when the schema is invalid, a
@@ -41,6 +54,89 @@ func schemaChecker[O resource.Object](def *resource.Definition[O], given *schema
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
 	return c
+}
+
+// A form is an object a request wrote, as a CRD would validate it.
+type form struct {
+	// content is the request's object as unstructured content, pruned
+	// and defaulted (schemacheck.Check.Decoded). Its metadata is replaced
+	// by the typed object's before it is validated (formContent).
+	content map[string]any
+	// typedErr is why content does not decode into the Go type, the
+	// answer when the schema finds nothing wrong with it; nil when it
+	// decodes.
+	typedErr error
+}
+
+// decodeForm returns the typed object a write goes on with and the form
+// of content, the unstructured content of the object a request sent, of
+// which typed is the decoding into the Go type, typedErr why that failed.
+// The form is pruned and defaulted as a CRD's objects are when decoded,
+// and typed then takes the defaults (one conversion, when the schema has
+// defaults). When typedErr is set, typed is a new object with only
+// content's kind and metadata, enough for the metadata rules and the
+// error messages, and the form keeps typedErr for when the schema accepts
+// content. Without a schema, or when content is nil (not a JSON object) or
+// even its metadata does not decode, typedErr is returned as it is.
+func (h *handler[O]) decodeForm(content map[string]any, typed O, typedErr error) (O, *form, error) {
+	var zero O
+	if h.check == nil || content == nil {
+		if typedErr != nil {
+			return zero, nil, typedErr
+		}
+		return typed, nil, nil
+	}
+	if typedErr != nil {
+		typed = h.def.New()
+		head := map[string]any{"apiVersion": content["apiVersion"], "kind": content["kind"], "metadata": content["metadata"]}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(head, typed); err != nil {
+			return zero, nil, typedErr
+		}
+	}
+	h.check.Decoded(content)
+	if typedErr == nil && h.check.HasDefaults() {
+		defaulted := h.def.New()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, defaulted); err != nil {
+			return zero, nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", h.gvk.Kind, err))
+		}
+		typed = defaulted
+	}
+	return typed, &form{content: content, typedErr: typedErr}, nil
+}
+
+// formContent is the content to validate for obj, the object a write
+// stores once the metadata rules ran, with f its request's form: f's
+// content (a shallow copy, as a retried update uses f again) with obj's
+// metadata, kind and apiVersion. Without a form, it is obj's conversion to
+// unstructured content, defaulted (defaulted).
+func (h *handler[O]) formContent(obj O, f *form) (map[string]any, error) {
+	if f == nil {
+		return h.defaulted(obj)
+	}
+	meta, err := metadataContent(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting the metadata of %s to unstructured: %w", h.gvk.Kind, err))
+	}
+	u := maps.Clone(f.content)
+	u["metadata"] = meta
+	u["apiVersion"], u["kind"] = h.gvk.GroupVersion().String(), h.gvk.Kind
+	return u, nil
+}
+
+// metadataContent is obj's metadata as unstructured content: its ObjectMeta
+// alone converted when obj embeds one (every generated kind does), else
+// taken from obj's whole conversion.
+func metadataContent(obj metav1.Object) (any, error) {
+	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		if m, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			return runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+		}
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return u["metadata"], nil
 }
 
 // toUnstructured is obj's unstructured content, with its apiVersion and
@@ -75,9 +171,11 @@ func (h *handler[O]) defaulted(obj O) (map[string]any, error) {
 }
 
 // applyDefaults applies the schema's defaults to obj, where nothing
-// validates it yet: a decoded body before the field manager records it,
-// so a defaulted field counts as set by its writer, as in kube-apiserver.
-// A conversion error leaves obj as it is; defaulted reports it later.
+// validates it yet: the object a server-side apply merged, before the
+// field manager records it, so a defaulted field counts as set by its
+// writer, as in kube-apiserver (request bodies and patches get theirs in
+// decodeForm). A conversion error leaves obj as it is; defaulted reports
+// it later.
 func (h *handler[O]) applyDefaults(obj O) {
 	if h.check != nil && h.check.HasDefaults() {
 		_, _ = h.defaulted(obj)
@@ -95,17 +193,14 @@ func (h *handler[O]) validateCreate(ctx context.Context, obj O, u map[string]any
 }
 
 // validateUpdate is errs followed by the schema's violations of obj (u),
-// the object an update of the main resource stores over old, ratcheting,
+// the object an update of the main resource stores over old (oldU),
+// ratcheting,
 // and by those of its scale fields.
-func (h *handler[O]) validateUpdate(ctx context.Context, obj O, u map[string]any, old O, errs field.ErrorList) (field.ErrorList, error) {
+func (h *handler[O]) validateUpdate(ctx context.Context, obj O, u, oldU map[string]any, errs field.ErrorList) field.ErrorList {
 	if h.check == nil {
-		return append(errs, h.scaleErrors(obj, true)...), nil
+		return append(errs, h.scaleErrors(obj, true)...)
 	}
-	oldU, err := h.toUnstructured(old)
-	if err != nil {
-		return nil, err
-	}
-	return h.check.Update(ctx, u, oldU, errs, h.scale.errors(u, true)), nil
+	return h.check.Update(ctx, u, oldU, errs, h.scale.errors(u, true))
 }
 
 // validateStatusUpdate is the violations of obj (u), the object a write

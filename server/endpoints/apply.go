@@ -55,7 +55,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			if err := h.checkName(obj, rt); err != nil {
 				return zero, err
 			}
-			return h.prepareWrite(ctx, obj, current, rt)
+			return h.prepareWrite(ctx, obj, current, nil, rt)
 		})
 		if rt.status || !apierrors.IsNotFound(err) {
 			if err != nil {
@@ -98,7 +98,7 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 	if err := h.checkName(obj, rt); err != nil {
 		return zero, err
 	}
-	if err := h.prepareCreate(ctx, obj, rt.namespace, time.Now()); err != nil {
+	if err := h.prepareCreate(ctx, obj, nil, rt.namespace, time.Now()); err != nil {
 		return zero, err
 	}
 	key := h.key(rt)

@@ -81,9 +81,9 @@ func FuzzApplyBody(f *testing.F) {
 				continue
 			}
 			if current.UID == "" {
-				err = h.prepareCreate(t.Context(), obj, rt.namespace, time.Now())
+				err = h.prepareCreate(t.Context(), obj, nil, rt.namespace, time.Now())
 			} else {
-				_, err = h.prepareWrite(t.Context(), obj, current, rt)
+				_, err = h.prepareWrite(t.Context(), obj, current, nil, rt)
 			}
 			if err != nil {
 				wantClientError(t, "prepare", err)

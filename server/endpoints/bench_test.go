@@ -150,11 +150,11 @@ func BenchmarkUpdateManagedFields(b *testing.B) {
 		write func(i int) (*widget, error)
 	}{
 		{"untracked", func(i int) (*widget, error) {
-			return h.prepareWrite(b.Context(), copyObject(sizes[i%2]), copyObject(current), rt)
+			return h.prepareWrite(b.Context(), copyObject(sizes[i%2]), copyObject(current), nil, rt)
 		}},
 		{"tracked", func(i int) (*widget, error) {
 			cur := copyObject(current)
-			return h.prepareWrite(b.Context(), h.trackUpdate(copyObject(sizes[i%2]), cur, "editor", rt, false), cur, rt)
+			return h.prepareWrite(b.Context(), h.trackUpdate(copyObject(sizes[i%2]), cur, "editor", rt, false), cur, nil, rt)
 		}},
 		{"apply", func(i int) (*widget, error) {
 			cur := copyObject(current)
@@ -163,7 +163,7 @@ func BenchmarkUpdateManagedFields(b *testing.B) {
 			if err != nil {
 				return nil, err
 			}
-			return h.prepareWrite(b.Context(), obj, cur, rt)
+			return h.prepareWrite(b.Context(), obj, cur, nil, rt)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -93,9 +93,11 @@ func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse fun
 	return out, opts, in, err
 }
 
-// decoded is a request object and the warnings its decoding produced.
+// decoded is a request object, its form (nil without a schema) and the
+// warnings its decoding produced.
 type decoded[O runtime.Object] struct {
 	obj      O
+	form     *form
 	warnings []string
 }
 
@@ -103,7 +105,10 @@ type decoded[O runtime.Object] struct {
 // resource, applying fieldValidation: Strict rejects unknown and duplicate
 // fields (400, "strict decoding error: unknown field ..."), Warn turns them
 // into warnings, Ignore drops them. The body's kind and apiVersion, when
-// present, must be the resource's (400 otherwise).
+// present, must be the resource's (400 otherwise). With a schema, the body
+// is also decoded into its form (decodeForm), and a JSON object that does
+// not decode into the Go type is answered only once the schema had its
+// say (prepareCreate, prepareUpdate).
 func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
 	var out decoded[O]
 	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict)
@@ -113,7 +118,10 @@ func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOption
 	obj := h.def.New()
 	strictErrs, err := wire.Decoder{Strict: opts.strict()}.Decode(data, obj)
 	if err != nil {
-		return out, h.decodeError(data, err)
+		err = h.decodeError(data, err)
+	}
+	if obj, out.form, err = h.decodeForm(h.jsonContent(data), obj, err); err != nil {
+		return out, err
 	}
 	if len(strictErrs) > 0 {
 		if opts.fieldValidation == metav1.FieldValidationStrict {

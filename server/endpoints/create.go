@@ -24,7 +24,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 	ctx := r.Context()
-	if err := h.prepareCreate(ctx, obj, rt.namespace, time.Now()); err != nil {
+	if err := h.prepareCreate(ctx, obj, in.form, rt.namespace, time.Now()); err != nil {
 		return err
 	}
 	var created O

@@ -85,15 +85,18 @@ func TestCreate(t *testing.T) {
 		e.do("POST", base, "application/json", `{"metadata":{"name":"Not_A_Name"}}`).wantStatus(t, 422, metav1.StatusReasonInvalid, "")
 	})
 
-	t.Run("bad bodies are 400 and store nothing", func(t *testing.T) {
+	t.Run("bad bodies are 400 or 422 and store nothing", func(t *testing.T) {
 		for _, tc := range []struct{ body, msg string }{
 			{`{"metadata":`, "the object provided is unrecognized (must be of type Widget): unexpected end of JSON input ({\"metadata\":)"},
 			{`{"kind":"Gadget","metadata":{"name":"k"}}`, `Gadget in version "v1" cannot be handled as a Widget: the kind in the data (Gadget) does not match the expected kind (Widget)`},
 			{`{"apiVersion":"other.dev/v1","metadata":{"name":"k"}}`, "the API version in the data (other.dev/v1) does not match the expected API version (storagetest.apiloom.dev/v1)"},
-			{`{"apiVersion":"storagetest.apiloom.dev/v1","kind":"Widget","metadata":{"name":"k"},"spec":{"size":"big"}}`, ""},
 		} {
 			e.do("POST", base, "application/json", tc.body).wantStatus(t, 400, metav1.StatusReasonBadRequest, tc.msg)
 		}
+		// Valid JSON of the wrong type is the schema's to refuse, as a
+		// CRD's (TestUndecodableBodyTheSchemaAccepts: the 400 otherwise).
+		e.do("POST", base, "application/json", `{"apiVersion":"storagetest.apiloom.dev/v1","kind":"Widget","metadata":{"name":"k"},"spec":{"size":"big"}}`).
+			wantStatus(t, 422, metav1.StatusReasonInvalid, `Widget.storagetest.apiloom.dev "k" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"`)
 		e.do("GET", base+"/k", "", "").wantStatus(t, 404, metav1.StatusReasonNotFound, "")
 	})
 

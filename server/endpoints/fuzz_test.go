@@ -93,7 +93,7 @@ func FuzzCreateBody(f *testing.F) {
 			wantClientError(t, "decode", err)
 			return
 		}
-		if err := h.prepareCreate(t.Context(), in.obj, "ns", time.Now()); err != nil {
+		if err := h.prepareCreate(t.Context(), in.obj, in.form, "ns", time.Now()); err != nil {
 			wantClientError(t, "prepare", err)
 			return
 		}

@@ -92,26 +92,24 @@ func (f *fieldManagers) forRoute(rt route) *managedfields.FieldManager {
 
 // trackCreate records in obj's managed fields, as an Update by manager,
 // every field obj sets. obj is a decoded create body the caller owns; it
-// gets the resource's defaults first, as kube-apiserver's decoding gives
-// them, so a defaulted field counts as set by its creator. Managed fields
-// the client sent are the starting point when they parse (kube-apiserver
-// lets a client write them), and are otherwise ignored.
+// has the resource's defaults already (decodeForm), as kube-apiserver's
+// decoding gives them, so a defaulted field counts as set by its creator.
+// Managed fields the client sent are the starting point when they parse
+// (kube-apiserver lets a client write them), and are otherwise ignored.
 func (h *handler[O]) trackCreate(obj O, manager string) O {
-	h.applyDefaults(obj)
 	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
 	return h.managed.main.UpdateNoErrors(h.newObject(), obj, manager).(O)
 }
 
 // trackUpdate records in obj's managed fields, as an Update by manager
 // through rt's endpoint, every field obj changes from current. obj, which
-// the caller owns, gets the resource's defaults first (see trackCreate).
+// the caller owns, has the resource's defaults already (see trackCreate).
 // Managed fields sent to the object's endpoint replace current's when they
 // parse, and [{}] (or []) clears them; /status always starts from
 // current's. A failure of the field manager, which valid objects never
 // cause, keeps current's managed fields, as kube-apiserver does. With
 // drop, obj gets no managed fields at all (withoutManagedFieldsIfTooLarge).
 func (h *handler[O]) trackUpdate(obj, current O, manager string, rt route, drop bool) O {
-	h.applyDefaults(obj)
 	obj.GetObjectKind().SetGroupVersionKind(h.gvk)
 	if drop {
 		obj.SetManagedFields(nil)

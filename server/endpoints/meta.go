@@ -2,6 +2,8 @@ package endpoints
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,11 +45,14 @@ var errNamespaceMismatch = apierrors.NewBadRequest("the namespace of the provide
 // client's system fields and resourceVersion are dropped, the server's set
 // (uid, creationTimestamp in whole seconds, generation 1), status cleared
 // when it has its own subresource, and a name generated from generateName
-// if there is none. It then applies the schema's defaults and validates the
-// metadata and the schema (markers, CEL rules), as a CRD's create does, all
-// violations in one 422 Invalid. Managed fields are the caller's: tracked
-// (trackCreate) or merged by an apply before.
-func (h *handler[O]) prepareCreate(ctx context.Context, obj O, namespace string, now time.Time) error {
+// if there is none. It then validates the metadata and the schema
+// (markers, CEL rules), as a CRD's create does, all violations in one 422
+// Invalid: the schema validates f, the body's form (decodeForm; with the
+// metadata just set), or, without one, obj's conversion, defaulted first.
+// A body that did not decode into the Go type is then the 400 it kept.
+// Managed fields are the caller's: tracked (trackCreate) or merged by an
+// apply before.
+func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespace string, now time.Time) error {
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
@@ -64,12 +69,27 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, namespace string,
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(generateName(obj.GetGenerateName()))
 	}
-	u, err := h.defaulted(obj)
+	u, err := h.formContent(obj, f)
 	if err != nil {
 		return err
 	}
+	if f != nil && h.def.HasStatus {
+		delete(u, "status") // as a CRD's create drops it
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
-	return h.invalid(obj, h.validateCreate(ctx, obj, u, errs))
+	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
+		return err
+	}
+	return f.decodeError()
+}
+
+// decodeError is the error of a form whose content did not decode into
+// the Go type, nil for none or no form.
+func (f *form) decodeError() error {
+	if f == nil {
+		return nil
+	}
+	return f.typedErr
 }
 
 // invalid is the 422 Invalid for the violations errs of obj, naming the
@@ -94,11 +114,14 @@ func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
 // immutable fields, and the schema are then validated as a CRD's update
 // does, ratcheting against current, all violations in one 422 Invalid. The
 // whole object is validated, its status (current's, with a status
-// subresource) too. Managed fields are obj's,
+// subresource) too: f, the request's form, with the metadata set here and
+// current's status, or without a form obj's conversion. A body that did
+// not decode into the Go type is then the 400 it kept. Managed fields are
+// obj's,
 // which the caller tracked or an apply merged, unless only their
 // timestamps moved in a write that changes nothing else
 // (keepManagedFieldsTimes).
-func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, namespace string) error {
+func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form, namespace string) error {
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
 	}
@@ -110,12 +133,16 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, namespac
 	}
 	// Defaults first, as decoding applies them in kube-apiserver, so a
 	// write that omits a defaulted field does not count as a spec change.
-	// What follows changes only metadata the schema cannot constrain (its
-	// CEL rules see metadata.name and generateName alone), so u, taken
-	// here, is what is validated.
-	u, err := h.defaulted(obj)
-	if err != nil {
-		return err
+	// A form's typed object has them already (decodeForm). What follows
+	// changes only metadata the schema cannot constrain (its CEL rules see
+	// metadata.name and generateName alone), so u, taken here, is what is
+	// validated.
+	var u map[string]any
+	if f == nil {
+		var err error
+		if u, err = h.defaulted(obj); err != nil {
+			return err
+		}
 	}
 	obj.SetGeneration(current.GetGeneration())
 	if !h.def.SpecEqual(obj, current) {
@@ -133,23 +160,49 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, namespac
 	}
 	obj.SetSelfLink("")
 	keepManagedFieldsTimes(obj, current)
+	var oldU map[string]any
+	if h.check != nil {
+		var err error
+		if oldU, err = h.toUnstructured(current); err != nil {
+			return err
+		}
+		if f != nil {
+			if u, err = h.formContent(obj, f); err != nil {
+				return err
+			}
+			if h.def.HasStatus {
+				setOrDelete(u, "status", oldU) // as a CRD's update keeps the stored status
+			}
+		}
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
-	if errs, err = h.validateUpdate(ctx, obj, u, current, errs); err != nil {
+	if err := h.invalid(obj, h.validateUpdate(ctx, obj, u, oldU, errs)); err != nil {
 		return err
 	}
-	return h.invalid(obj, errs)
+	return f.decodeError()
+}
+
+// setOrDelete sets dst[key] to src[key], or deletes it when src has none.
+func setOrDelete(dst map[string]any, key string, src map[string]any) {
+	if v, ok := src[key]; ok {
+		dst[key] = v
+	} else {
+		delete(dst, key)
+	}
 }
 
 // prepareStatusUpdate returns the object to store for a write to /status:
 // current with only its status and its managed fields (tracked by the
-// caller, or merged by an apply) taken from obj, defaulted and validated
-// as a CRD's status strategy does (422 Invalid): the status by the schema,
-// the whole object by the CEL rules, ratcheting against current, so a spec
-// that a tightened schema refuses does not stop status writes. The
-// resourceVersion rules are those of the main resource. current is the
-// caller's copy and becomes the result.
-func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O) (O, error) {
+// caller, or merged by an apply) taken from obj, and validated as a CRD's
+// status strategy does (422 Invalid): the status by the schema, the whole
+// object by the CEL rules, ratcheting against current, so a spec that a
+// tightened schema refuses does not stop status writes. What is validated
+// is current with the status of f, the request's form, or without a form
+// the result's conversion, defaulted. A body that did not decode into the
+// Go type is then the 400 it kept. The resourceVersion rules are those of
+// the main resource. current is the caller's copy and becomes the result.
+func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f *form) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return zero, err
@@ -170,14 +223,31 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O) (O
 	}
 	h.def.CopyStatus(current, obj)
 	current.SetManagedFields(obj.GetManagedFields())
-	u, err := h.defaulted(current)
-	if err != nil {
-		return zero, err
+	var u map[string]any
+	if f == nil {
+		var err error
+		if u, err = h.defaulted(current); err != nil {
+			return zero, err
+		}
 	}
 	if timesMoved {
 		keepManagedFieldsTimes(current, before)
 	}
+	if f != nil && h.check != nil {
+		meta, err := metadataContent(current)
+		if err != nil {
+			return zero, apierrors.NewInternalError(fmt.Errorf("converting the metadata of %s to unstructured: %w", h.gvk.Kind, err))
+		}
+		// As a CRD's status strategy: the stored object, with the
+		// request's status and the managed fields just tracked.
+		u = maps.Clone(old)
+		u["metadata"] = meta
+		setOrDelete(u, "status", f.content)
+	}
 	if err := h.invalid(current, h.validateStatusUpdate(ctx, current, u, old)); err != nil {
+		return zero, err
+	}
+	if err := f.decodeError(); err != nil {
 		return zero, err
 	}
 	return current, nil

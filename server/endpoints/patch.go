@@ -81,7 +81,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
 		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 			var zero O
-			obj, ws, err := h.applyPatch(p, current, opts)
+			obj, f, ws, err := h.applyPatch(p, current, opts)
 			if err != nil {
 				return zero, err
 			}
@@ -89,7 +89,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 			if err := h.checkName(obj, rt); err != nil {
 				return zero, err
 			}
-			return h.prepareWrite(r.Context(), h.trackUpdate(obj, current, manager, rt, drop), current, rt)
+			return h.prepareWrite(r.Context(), h.trackUpdate(obj, current, manager, rt, drop), current, f, rt)
 		})
 	})
 	if err != nil {
@@ -155,50 +155,72 @@ func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) 
 	return p, nil
 }
 
-// applyPatch applies p to current and decodes the result. Unknown or
+// applyPatch applies p to current and decodes the result, returning it
+// with its form (decodeForm), which the schema validates. Unknown or
 // duplicate fields it produces follow fieldValidation: Strict makes them a
 // 422 Invalid naming the patched object, as kube-apiserver does for
-// patches; Warn returns them as warnings.
-func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O, []string, error) {
+// patches; Warn returns them as warnings. A result that does not decode
+// into the Go type is a 422 Invalid on the field "patch", as
+// kube-apiserver answers for built-in types, unless the schema refuses it
+// first.
+func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O, *form, []string, error) {
 	var zero O
 	if p.strategic != nil {
 		return h.strategicPatch(p.strategic, current, opts)
 	}
 	doc, err := wire.EncodeObject(current, h.gvk)
 	if err != nil {
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
 	var patched []byte
 	if p.json != nil {
 		if patched, err = p.json.Apply(doc); err != nil {
-			return zero, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			return zero, nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
 	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
 		if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
-			return zero, nil, apierrors.NewBadRequest(err.Error())
+			return zero, nil, nil, apierrors.NewBadRequest(err.Error())
 		}
-		return zero, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+		return zero, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 	}
 
 	obj := h.def.New()
 	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, obj)
 	if err != nil {
-		return zero, nil, patchInvalid(patched, err)
+		err = patchInvalid(patched, err)
+	}
+	obj, f, err := h.decodeForm(h.jsonContent(patched), obj, err)
+	if err != nil {
+		return zero, nil, nil, err
 	}
 	strict = append(append([]error(nil), p.strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
 		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return zero, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+			return zero, nil, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
 			warnings = append(warnings, e.Error())
 		}
 	}
 	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
-	return obj, warnings, nil
+	return obj, f, warnings, nil
+}
+
+// jsonContent is data, a JSON object, as unstructured content, decoded as
+// kube-apiserver decodes a custom resource (integers as int64); nil when
+// the kind has no schema or data is not a JSON object.
+func (h *handler[O]) jsonContent(data []byte) map[string]any {
+	if h.check == nil {
+		return nil
+	}
+	var u map[string]any
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &u); err != nil {
+		return nil
+	}
+	return u
 }
 
 // patchInvalid is kube-apiserver's 422 for a patched object that does not

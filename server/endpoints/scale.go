@@ -211,7 +211,7 @@ func (h *handler[O]) scaledObject(ctx context.Context, scale *autoscalingv1.Scal
 		return zero, err
 	}
 	obj.SetManagedFields(managed)
-	if err := h.prepareUpdate(ctx, obj, current, rt.namespace); err != nil {
+	if err := h.prepareUpdate(ctx, obj, current, nil, rt.namespace); err != nil {
 		return zero, err
 	}
 	return obj, nil

@@ -27,16 +27,18 @@ const mediaStrategicMergePatch = "application/strategic-merge-patch+json"
 // current's unstructured form by k8s.io/apimachinery's strategicpatch
 // following h.patchMeta, and the result converted to the Go type, which
 // reports unknown fields (and with the patch's duplicate fields, follows
-// fieldValidation) and wrong types (422 Invalid on the field "patch").
+// fieldValidation) and wrong types (422 Invalid on the field "patch",
+// unless the schema refuses the result first). The merged content is also
+// the result's form (decodeForm), which the schema validates.
 // apiVersion and kind in the patch are not checked: as upstream, they are
 // lost on the way to the typed object (here, storage and responses set
 // the resource's own). The library mutates both maps, so every attempt of
 // a retried update decodes the patch anew.
-func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) (O, []string, error) {
+func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) (O, *form, []string, error) {
 	var zero O
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
 	if err != nil {
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
 	original["apiVersion"], original["kind"] = h.gvk.ToAPIVersionAndKind()
 
@@ -44,42 +46,49 @@ func (h *handler[O]) strategicPatch(patch []byte, current O, opts writeOptions) 
 	var strict []error
 	if opts.strict() {
 		if strict, err = kjson.UnmarshalStrict(patch, &patchMap); err != nil {
-			return zero, nil, apierrors.NewBadRequest(err.Error())
+			return zero, nil, nil, apierrors.NewBadRequest(err.Error())
 		}
 	} else if err := kjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap); err != nil {
-		return zero, nil, apierrors.NewBadRequest(err.Error())
+		return zero, nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 
 	if n := h.limits.StrategicMergePatchMaxListElements; n > 0 && smpWork(original, patchMap, h.patchMeta, square(n)) > square(n) {
-		return zero, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+		return zero, nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
 			"The allowed maximum of list elements merged by a strategic merge patch is %d (the object's and the patch's together; several lists count by the squares of their lengths), and this patch merges more", n))
 	}
 	patched, err := strategicMerge(original, patchMap, h.patchMeta)
 	if err != nil {
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
 
 	obj := h.def.New()
+	var typedErr error
 	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, opts.strict())
 	if err != nil {
 		serr, ok := runtime.AsStrictDecodingError(err)
 		if !ok {
 			// A conversion error trumps the strict ones, which may be
 			// incomplete.
-			return zero, nil, strategicPatchInvalid(patchMap, err)
+			typedErr = strategicPatchInvalid(patchMap, err)
+		} else {
+			strict = append(strict, serr.Errors()...)
 		}
-		strict = append(strict, serr.Errors()...)
+	}
+	// The merged content is the patch's result as a CRD would see it.
+	obj, f, err := h.decodeForm(patched, obj, typedErr)
+	if err != nil {
+		return zero, nil, nil, err
 	}
 	var warnings []string
 	if len(strict) > 0 {
 		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return zero, nil, strategicPatchInvalid(patchMap, runtime.NewStrictDecodingError(strict))
+			return zero, nil, nil, strategicPatchInvalid(patchMap, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
 			warnings = append(warnings, e.Error())
 		}
 	}
-	return obj, warnings, nil
+	return obj, f, warnings, nil
 }
 
 // strategicMerge merges patch into original with strategicpatch, which

@@ -103,16 +103,24 @@ func rigDefinition() *resource.Definition[*rig] {
 	}
 }
 
-// rigSchema is the part of rig's schema that defaults and validates: a
-// default of 1 for spec.size and the list map of ports by name, whose
-// name is required and port at least 1.
+// rigSchema is rig's schema as controller-gen writes it, with a default of
+// 1 for spec.size and the list map of ports by name, whose name is
+// required and port at least 1. It declares every field of the type, as
+// a generated schema does: what it does not declare is pruned.
 const rigSchema = `{"type":"object","properties":{
   "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
   "spec":{"type":"object","properties":{
     "size":{"type":"integer","format":"int32","default":1},
     "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
       "items":{"type":"object","required":["name"],"properties":{
-        "name":{"type":"string"},"port":{"type":"integer","format":"int32","minimum":1},"protocol":{"type":"string"}}}}}},
+        "name":{"type":"string"},"port":{"type":"integer","format":"int32","minimum":1},"protocol":{"type":"string"}}}},
+    "tags":{"type":"array","items":{"type":"string"}},
+    "volumes":{"type":"array","items":{"type":"object","required":["name"],"properties":{
+      "name":{"type":"string"},"size":{"type":"integer","format":"int32"},"mounts":{"type":"array","items":{"type":"string"}}}}},
+    "zones":{"type":"array","items":{"type":"string"}},
+    "strategy":{"type":"object","properties":{"type":{"type":"string"},
+      "rolling":{"type":"object","properties":{"maxSurge":{"type":"integer","format":"int32"}}}}},
+    "params":{"type":"object","additionalProperties":{"type":"string"}}}},
   "status":{"type":"object","properties":{"phase":{"type":"string"},"ready":{"type":"integer","format":"int32"}}}}}`
 
 // rigDefinitions are the rig's OpenAPI definitions as the registry hands

@@ -112,9 +112,10 @@ func TestStrategicMergePatch(t *testing.T) {
 			// The library panics comparing a merge key that is an object;
 			// kube-apiserver resets the stream; here it is a 400.
 			{`{"spec":{"ports":[{"name":{"x":1}}]}}`, 400, metav1.StatusReasonBadRequest, "invalid strategic merge patch: runtime error: comparing uncomparable type map[string]interface {}"},
-			// Results that do not convert to the type.
-			{`{"spec":{"ports":{"name":"a"}}}`, 422, metav1.StatusReasonInvalid, ` "" is invalid: patch: Invalid value: "map[spec:map[ports:map[name:a]]]": cannot restore slice from map`},
-			{`{"spec":{"size":"big"}}`, 422, metav1.StatusReasonInvalid, ` "" is invalid: patch: Invalid value: "map[spec:map[size:big]]": unrecognized type: int32`},
+			// Results that do not convert to the type: the schema refuses
+			// them first, as a CRD's.
+			{`{"spec":{"ports":{"name":"a"}}}`, 422, metav1.StatusReasonInvalid, `Rig.storagetest.apiloom.dev "bad" is invalid: spec.ports: Invalid value: "object": spec.ports in body must be of type array: "object"`},
+			{`{"spec":{"size":"big"}}`, 422, metav1.StatusReasonInvalid, `Rig.storagetest.apiloom.dev "bad" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"`},
 			// Then the checks of every write.
 			{`{"metadata":{"name":"other"}}`, 400, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (bad)"},
 			{`{"spec":{"ports":[{"name":"a","port":-1}]}}`, 422, metav1.StatusReasonInvalid, ""},

@@ -117,7 +117,7 @@ func BenchmarkStrategicPatchAtLimit(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if _, _, err := h.strategicPatch(patch, copyObject(current), opts); err != nil {
+				if _, _, _, err := h.strategicPatch(patch, copyObject(current), opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -144,7 +144,7 @@ func BenchmarkPatchApply(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := h.applyPatch(p, copyObject(&current), opts); err != nil {
+				if _, _, _, err := h.applyPatch(p, copyObject(&current), opts); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -42,7 +42,7 @@ func FuzzStrategicPatch(f *testing.F) {
 		if !json.Valid(patch) {
 			return // refused before (TestStrategicMergePatch)
 		}
-		obj, _, err := h.strategicPatch(patch, copyObject(&current), opts)
+		obj, _, _, err := h.strategicPatch(patch, copyObject(&current), opts)
 		if err != nil {
 			var st apierrors.APIStatus
 			if !errors.As(err, &st) {

@@ -31,7 +31,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 			// tryUpdate may run again on a fresher object: work on a copy.
 			obj := h.trackUpdate(copyObject(in.obj), current, manager, rt, drop)
-			return h.prepareWrite(r.Context(), obj, current, rt)
+			return h.prepareWrite(r.Context(), obj, current, in.form, rt)
 		})
 	})
 	if err != nil {
@@ -42,12 +42,13 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 
 // prepareWrite is the object to store when obj, sent or patched by the
 // client, is written over current through the route's endpoint: the main
-// resource or its status.
-func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, rt route) (O, error) {
+// resource or its status. f is the form of what the client sent or its
+// patch produced (nil for an apply).
+func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, f *form, rt route) (O, error) {
 	if rt.status {
-		return h.prepareStatusUpdate(ctx, obj, current)
+		return h.prepareStatusUpdate(ctx, obj, current, f)
 	}
-	if err := h.prepareUpdate(ctx, obj, current, rt.namespace); err != nil {
+	if err := h.prepareUpdate(ctx, obj, current, f, rt.namespace); err != nil {
 		var zero O
 		return zero, err
 	}

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/apiloom/apiloom/server/storage/storagetest"
+	"github.com/apiloom/apiloom/server/wire"
 )
 
 // benchSchema is widgetSchema's markers (plus a default and an enum on
@@ -32,8 +34,9 @@ func benchSchema(rules int) string {
 
 // BenchmarkValidation is what the schema adds to a write's handler cost:
 // converting the typed object to unstructured content (convert), then a
-// create's and an update's preparation (metadata rules, defaults,
-// validation) with no schema, the markers only, one CEL rule and ten.
+// create's and an update's way from the request body to the object to
+// store (decoding, defaults, metadata rules, validation) with no schema,
+// the markers only, one CEL rule and ten.
 func BenchmarkValidation(b *testing.B) {
 	obj := benchWidgets(1)[0]
 	obj.Spec.Size = 3
@@ -45,6 +48,16 @@ func BenchmarkValidation(b *testing.B) {
 			}
 		}
 	})
+	createBody, err := wire.EncodeObject(obj, obj.GroupVersionKind())
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := copyObject(obj)
+	next.Spec.Size = 4
+	updateBody, err := wire.EncodeObject(next, next.GroupVersionKind())
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name, schema string
 	}{
@@ -57,22 +70,30 @@ func BenchmarkValidation(b *testing.B) {
 		def.Schema = bc.schema
 		h := NewResource(def, nil).(*handler[*widget])
 		now := time.Now()
+		r := httptest.NewRequest("POST", "/", nil)
+		r.Header.Set("Content-Type", mediaJSON)
 		b.Run("create/"+bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := h.prepareCreate(b.Context(), copyObject(obj), "bench", now); err != nil {
+				in, err := h.decodeObject(r, createBody, writeOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := h.prepareCreate(b.Context(), in.obj, in.form, "bench", now); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		current := copyObject(obj)
-		next := copyObject(obj)
-		next.Spec.Size = 4
 		rt := route{namespace: "bench", name: obj.Name}
 		b.Run("update/"+bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := h.prepareWrite(b.Context(), copyObject(next), copyObject(current), rt); err != nil {
+				in, err := h.decodeObject(r, updateBody, writeOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.prepareWrite(b.Context(), in.obj, copyObject(current), in.form, rt); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -181,4 +183,21 @@ func (c *Check) Default(obj map[string]any) {
 	if c.hasDefaults {
 		structuraldefaulting.Default(obj, c.structural)
 	}
+}
+
+// Decoded does to obj, the unstructured content of an object a request
+// sends (a create or update body, the result of a patch), what
+// kube-apiserver does to a custom resource's content when it decodes a
+// request, in the same order: fields the schema does not declare are
+// pruned, nulls of non-nullable fields without a default dropped, the
+// metadata of embedded resources coerced (malformed fields dropped), and
+// the defaults set. The object's own metadata is left to the caller, which
+// replaces it with the typed object's.
+func (c *Check) Decoded(obj map[string]any) {
+	structuralpruning.Prune(obj, c.structural, true)
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, c.structural)
+	// With dropInvalidFields, Coerce drops what it cannot coerce and
+	// reports nothing.
+	_ = schemaobjectmeta.Coerce(nil, obj, c.structural, false, true)
+	c.Default(obj)
 }
