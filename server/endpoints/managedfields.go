@@ -263,7 +263,7 @@ func (c typedConvertor[O]) Default(obj runtime.Object) {
 // the field manager drops the managed fields of that version.
 func (c typedConvertor[O]) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	gvk := in.GetObjectKind().GroupVersionKind()
-	if to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{c.gvk}); ok && to == c.gvk {
+	if c.isOwn(target) {
 		switch o := in.(type) {
 		case O:
 			if gvk.Empty() || gvk == c.gvk {
@@ -291,6 +291,17 @@ func (c typedConvertor[O]) ConvertToVersion(in runtime.Object, target runtime.Gr
 		in = o
 	}
 	return c.versions.ConvertToVersion(in, target)
+}
+
+// isOwn reports whether target is the resource's version. The field
+// manager names versions by schema.GroupVersion, compared without the
+// allocation of KindForGroupVersionKinds on every write.
+func (c typedConvertor[O]) isOwn(target runtime.GroupVersioner) bool {
+	if gv, ok := target.(schema.GroupVersion); ok {
+		return gv == c.gvk.GroupVersion()
+	}
+	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{c.gvk})
+	return ok && to == c.gvk
 }
 
 // Convert implements runtime.ObjectConvertor; the field manager does not
