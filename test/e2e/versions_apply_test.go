@@ -203,3 +203,29 @@ func TestVersionsScaleKeepsManagedFields(t *testing.T) {
 		t.Fatalf("after scaling through v2alpha1: replicas %d, deployer %+v, autoscaler %+v", db.Spec.Replicas, d, s)
 	}
 }
+
+// TestVersionsUnservedManagedFields: an entry recorded in a version the
+// kind does not serve (as after a version is removed) is dropped by the
+// write that meets it instead of failing it, as kube-apiserver's field
+// manager does for a built-in kind whose scheme lacks the version.
+func TestVersionsUnservedManagedFields(t *testing.T) {
+	_, cs := startServer(t)
+	ctx := t.Context()
+	v1dbs := cs.ExampleV1().Databases("default")
+	db := createApplied(t, cs)
+	mf := db.ManagedFields[0]
+	mf.Manager, mf.APIVersion = "old", "example.apiloom.dev/v9"
+	asV1, err := v1dbs.Get(ctx, "orders", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asV1.ManagedFields = append(asV1.ManagedFields, mf)
+	asV1.Spec.Engine = "mysql"
+	asV1, err = v1dbs.Update(ctx, asV1, metav1.UpdateOptions{FieldManager: "editor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entry(asV1, "old") != nil || entry(asV1, "a") == nil || entry(asV1, "editor") == nil || asV1.Spec.Engine != "mysql" {
+		t.Fatalf("after the update: %+v", asV1.ManagedFields)
+	}
+}
