@@ -70,6 +70,7 @@ type handlerConfig struct {
 	schemas       *Schemas
 	typeConverter managedfields.TypeConverter
 	schemaCheck   *schemacheck.Check
+	versions      KindVersions
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).

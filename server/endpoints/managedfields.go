@@ -49,9 +49,17 @@ type fieldManagers struct {
 // a write to /status sets nothing but the status. So no manager comes to
 // own a field its write could not change, as with kube-apiserver's
 // strategies that reset fields.
-func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managedfields.TypeConverter, defaults func(O)) (*fieldManagers, error) {
+//
+// A kind with several versions is compared across them: structured-merge-
+// diff keeps each manager's fields in the version the manager wrote
+// through and, to find what a write changes of them, converts the live and
+// the new object into that version with conv, which versions (WithVersions)
+// converts through the storage version. So a field one version renames
+// has one owner, and an apply through one version conflicts with the
+// owner of the same field in another, as in kube-apiserver.
+func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managedfields.TypeConverter, defaults func(O), versions KindVersions) (*fieldManagers, error) {
 	gvk := def.GroupVersionKind()
-	conv := typedConvertor[O]{def: def, gvk: gvk, defaults: defaults}
+	conv := typedConvertor[O]{def: def, gvk: gvk, defaults: defaults, versions: versions}
 	version := fieldpath.APIVersion(gvk.GroupVersion().String())
 	var mainReset map[fieldpath.APIVersion]fieldpath.Filter
 	if def.HasStatus {
@@ -59,8 +67,9 @@ func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managed
 			version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
 		}
 	}
-	// The resource has one version, which is also the field manager's hub:
-	// converting only changes the representation (typedConvertor).
+	// The resource's version is the field manager's hub: a write's objects
+	// are in it already, and other versions convert to and from it
+	// (typedConvertor).
 	main, err := managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "", mainReset)
 	if err != nil {
 		return nil, err
@@ -210,14 +219,18 @@ func managedTimesOnlyMoved(mf, old []metav1.ManagedFieldsEntry) bool {
 var errNotConvertible = errors.New("endpoints: unsupported conversion")
 
 // typedConvertor is the runtime.ObjectConvertor, ObjectDefaulter and
-// ObjectCreater the field manager asks for. A resource has one version, so
-// converting only changes representation: structured-merge-diff produces
-// unstructured objects, which become the resource's typed ones.
+// ObjectCreater the field manager asks for. Objects of the resource's own
+// version only change representation: structured-merge-diff produces
+// unstructured objects, which become the resource's typed ones. Objects
+// are converted to and from the kind's other versions by versions.
 type typedConvertor[O resource.Object] struct {
 	def *resource.Definition[O]
 	gvk schema.GroupVersionKind
 	// defaults applies the schema's defaults (handler.applyDefaults).
 	defaults func(O)
+	// versions converts between the kind's versions; nil when the
+	// resource's is its only one.
+	versions KindVersions
 }
 
 var (
@@ -243,21 +256,52 @@ func (c typedConvertor[O]) Default(obj runtime.Object) {
 	}
 }
 
-// ConvertToVersion implements runtime.ObjectConvertor: a typed object is
-// returned as it is, an unstructured one decoded into a new typed object.
-func (c typedConvertor[O]) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
-	switch o := in.(type) {
-	case O:
-		return o, nil
-	case runtime.Unstructured:
-		out := c.def.New()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), out); err != nil {
-			return nil, err
+// ConvertToVersion implements runtime.ObjectConvertor. To the resource's
+// version, a typed object of it is returned as it is and an unstructured
+// one decoded into a new typed object; anything else is converted by
+// versions, and is runtime's not-registered error without them, on which
+// the field manager drops the managed fields of that version.
+func (c typedConvertor[O]) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	gvk := in.GetObjectKind().GroupVersionKind()
+	if c.isOwn(target) {
+		switch o := in.(type) {
+		case O:
+			if gvk.Empty() || gvk == c.gvk {
+				return o, nil
+			}
+		case runtime.Unstructured:
+			if gvk == c.gvk {
+				out := c.def.New()
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), out); err != nil {
+					return nil, err
+				}
+				out.GetObjectKind().SetGroupVersionKind(c.gvk)
+				return out, nil
+			}
 		}
-		out.GetObjectKind().SetGroupVersionKind(c.gvk)
-		return out, nil
 	}
-	return nil, fmt.Errorf("%w: %T to %s", errNotConvertible, in, c.gvk)
+	if c.versions == nil {
+		return nil, runtime.NewNotRegisteredErrForTarget("apiloom", reflect.TypeOf(in), target)
+	}
+	if o, ok := in.(O); ok && gvk.Empty() {
+		// The handler's objects are of its version; versions reads the
+		// version from the object, which may be shared.
+		o = o.DeepCopyObject().(O)
+		o.GetObjectKind().SetGroupVersionKind(c.gvk)
+		in = o
+	}
+	return c.versions.ConvertToVersion(in, target)
+}
+
+// isOwn reports whether target is the resource's version. The field
+// manager names versions by schema.GroupVersion, compared without the
+// allocation of KindForGroupVersionKinds on every write.
+func (c typedConvertor[O]) isOwn(target runtime.GroupVersioner) bool {
+	if gv, ok := target.(schema.GroupVersion); ok {
+		return gv == c.gvk.GroupVersion()
+	}
+	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{c.gvk})
+	return ok && to == c.gvk
 }
 
 // Convert implements runtime.ObjectConvertor; the field manager does not
@@ -270,4 +314,26 @@ func (c typedConvertor[O]) Convert(in, _, _ any) error {
 // does not use it.
 func (c typedConvertor[O]) ConvertFieldLabel(_ schema.GroupVersionKind, label, _ string) (string, string, error) {
 	return "", "", fmt.Errorf("%w: field label %q", errNotConvertible, label)
+}
+
+// KindVersions are the served versions of a resource's kind, the
+// resource's own among them, and the conversion of objects between any two
+// of them (the registry's convert.Versions).
+type KindVersions interface {
+	runtime.ObjectConvertor
+	// Infos are the versions, each once.
+	Infos() []*resource.Info
+}
+
+// WithVersions sets the versions of the resource's kind. The field
+// manager records each manager's fields in the version it wrote through,
+// and compares a write with another manager's fields in that manager's
+// version, converting the objects with v (managedfields.go), as
+// kube-apiserver's does for a CRD with several versions; and /scale maps
+// the replicas field of every version (scale.go). The registry sets it
+// for every resource. Without it the resource's kind has one version:
+// managed fields recorded in any other are dropped on the next write, as
+// kube-apiserver drops those of a version its scheme does not know.
+func WithVersions(v KindVersions) Option {
+	return func(c *handlerConfig) { c.versions = v }
 }

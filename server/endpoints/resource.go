@@ -76,7 +76,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		tc = managedfields.NewDeducedTypeConverter()
 	}
 	h := &handler[O]{check: schemaChecker(def, cfg.schemaCheck)}
-	managed, err := newFieldManagers(def, tc, h.applyDefaults)
+	managed, err := newFieldManagers(def, tc, h.applyDefaults, cfg.versions)
 	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
@@ -91,7 +91,11 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	h.gvk, h.gr = def.GroupVersionKind(), def.GroupResource()
 	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
-	h.scale = newScalePaths(def.Scale, def.GroupVersion())
+	var versions []*resource.Info
+	if cfg.versions != nil {
+		versions = cfg.versions.Infos()
+	}
+	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
 	return h
 }
 

@@ -61,7 +61,14 @@ type scalePaths struct {
 	mappings managedfields.ResourcePathMappings
 }
 
-func newScalePaths(info *resource.ScaleInfo, gv schema.GroupVersion) *scalePaths {
+// newScalePaths are the scale paths of the resource whose scale
+// subresource is info, in version gv of a kind whose other versions are
+// others (the resource's own may be among them). The managed fields of
+// every version map to the Scale's, each by its own replicas path (nil for
+// a version without a scale subresource), as kube-apiserver maps those of
+// every version of a CRD: ScaleHandler drops the entries of a version it
+// has no mapping for.
+func newScalePaths(info *resource.ScaleInfo, gv schema.GroupVersion, others []*resource.Info) *scalePaths {
 	if info == nil {
 		return nil
 	}
@@ -69,12 +76,25 @@ func newScalePaths(info *resource.ScaleInfo, gv schema.GroupVersion) *scalePaths
 	if info.LabelSelectorPath != "" {
 		p.selector = splitPath(info.LabelSelectorPath)
 	}
-	var path fieldpath.Path
-	for _, name := range p.spec {
+	p.mappings = managedfields.ResourcePathMappings{}
+	for _, o := range others {
+		var path fieldpath.Path
+		if o.Scale != nil {
+			path = replicasPath(splitPath(o.Scale.SpecReplicasPath))
+		}
+		p.mappings[o.GroupVersion().String()] = path
+	}
+	p.mappings[gv.String()] = replicasPath(p.spec)
+	return p
+}
+
+// replicasPath is the field path of the field names.
+func replicasPath(names []string) fieldpath.Path {
+	path := make(fieldpath.Path, 0, len(names))
+	for _, name := range names {
 		path = append(path, fieldpath.PathElement{FieldName: &name})
 	}
-	p.mappings = managedfields.ResourcePathMappings{gv.String(): path}
-	return p
+	return path
 }
 
 // splitPath splits ".spec.replicas" into its field names.

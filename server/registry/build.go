@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
@@ -72,6 +74,10 @@ type shared struct {
 	tc managedfields.TypeConverter
 	// schemas are the OpenAPI definitions strategic merge patch reads.
 	schemas *endpoints.Schemas
+	// versions are the versions of each kind and the conversion between
+	// them, with which the field manager compares a write with the fields
+	// managers own in other versions.
+	versions map[schema.GroupKind]*convert.Versions
 }
 
 // builder builds one resource's storage and handler on a backend.
@@ -143,6 +149,9 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 		return err
 	}
 	opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
+	if v := sh.versions[def.GroupVersionKind().GroupKind()]; v != nil {
+		opts = append(opts, endpoints.WithVersions(v))
+	}
 	if b.Limits != nil {
 		opts = append(opts, endpoints.WithLimits(*b.Limits))
 	}
@@ -169,7 +178,11 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI)}
+	versions, err := r.versions()
+	if err != nil {
+		return nil, err
+	}
+	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions}
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {
@@ -184,6 +197,35 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 		}
 	}
 	out.stored = nil
+	return out, nil
+}
+
+// versions groups the registered resources by kind: the versions of each
+// kind with the conversion between any two of them, through its storage
+// version. A kind with converted versions but no storage version is
+// ErrNoStorageVersion.
+func (r *Registry) versions() (map[schema.GroupKind]*convert.Versions, error) {
+	byKind := map[schema.GroupKind][]convert.Version{}
+	var kinds []schema.GroupKind
+	for _, e := range r.entries {
+		gk := e.Info.GroupVersionKind().GroupKind()
+		if _, seen := byKind[gk]; !seen {
+			kinds = append(kinds, gk)
+		}
+		byKind[gk] = append(byKind[gk], e.version)
+	}
+	out := make(map[schema.GroupKind]*convert.Versions, len(kinds))
+	for _, gk := range kinds {
+		vs := byKind[gk]
+		if !slices.ContainsFunc(vs, func(v convert.Version) bool { return v.ToStorage == nil }) {
+			return nil, fmt.Errorf("%w: %s", ErrNoStorageVersion, gk)
+		}
+		v, err := convert.NewVersions(vs...)
+		if err != nil {
+			return nil, err
+		}
+		out[gk] = v
+	}
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"k8s.io/kube-openapi/pkg/common"
 
+	"github.com/apiloom/apiloom/server/convert"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -20,11 +21,14 @@ type Entry struct {
 	// storedAs is the Info of the storage version whose storage this
 	// entry's is built over; nil when the entry is stored as it is.
 	storedAs *resource.Info
+	// version converts the entry's objects to and from the other versions
+	// of its kind (Registry.versions).
+	version convert.Version
 }
 
 // Register adds def to r. Generated Install functions call it once per type.
 func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
-	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def)})
+	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def), version: convert.StorageVersion(def)})
 }
 
 // RegisterConverted adds def, a version of a kind stored in another
@@ -34,7 +38,8 @@ func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
 // Generated Install functions call it for each version of a kind that is
 // not its +kubebuilder:storageversion.
 func RegisterConverted[O, S resource.Object](r *Registry, def *resource.Definition[O], conv resource.Conversion[O, S]) {
-	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildConverted(def, conv), storedAs: &conv.Storage.Info})
+	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildConverted(def, conv), storedAs: &conv.Storage.Info,
+		version: convert.ConvertedVersion(def, conv)})
 }
 
 // SetOpenAPIDefinitions records openapi-gen's definitions for every type in

@@ -43,3 +43,35 @@ func TestConvertedNeedsStorageVersion(t *testing.T) {
 		t.Fatalf("build without the storage version: %v, want ErrNoStorageVersion", err)
 	}
 }
+
+// TestVersionsByKind: Build gives each resource the versions of its kind,
+// the field manager's conversions between them (endpoints.WithVersions);
+// a kind with converted versions but no storage version is
+// ErrNoStorageVersion before anything is built.
+func TestVersionsByKind(t *testing.T) {
+	stored := storagetest.Definition()
+	v2 := storagetest.Definition()
+	v2.Version, v2.StorageVersion = "v2", "v1"
+	conv := resource.Conversion[*storagetest.Widget, *storagetest.Widget]{
+		Storage:     stored,
+		ToStorage:   func(in, out *storagetest.Widget) error { *out = *in; return nil },
+		FromStorage: func(in, out *storagetest.Widget) error { *out = *in; return nil },
+	}
+	r := &Registry{}
+	Register(r, stored)
+	RegisterConverted(r, v2, conv)
+	got, err := r.versions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got[stored.GroupVersionKind().GroupKind()]; len(got) != 1 || v == nil || len(v.Infos()) != 2 ||
+		v.Infos()[0] != &stored.Info || v.Infos()[1] != &v2.Info {
+		t.Fatalf("versions %v", got)
+	}
+
+	r = &Registry{}
+	RegisterConverted(r, v2, conv)
+	if _, err := r.versions(); !errors.Is(err, ErrNoStorageVersion) {
+		t.Fatalf("without the storage version: %v, want ErrNoStorageVersion", err)
+	}
+}
