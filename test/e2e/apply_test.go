@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,9 +57,7 @@ func condition(typ, status string) *metav1ac.ConditionApplyConfiguration {
 }
 
 func TestKubectlServerSideApply(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl not on PATH")
-	}
+	requireKubectl(t)
 	ts, _ := startServer(t)
 	k := &kubectlEnv{t: t, kubeconfig: ts.Kubeconfig, home: t.TempDir()}
 	examples, err := filepath.Abs("../../examples")

@@ -2,11 +2,8 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/apiloom/apiloom/internal/testenv"
 )
 
 // TestKubectlExplainConstraints: kubectl explain prints what it prints for
@@ -16,9 +13,7 @@ import (
 // lines must match exactly, and replicas, whose bounds and default kubectl
 // does not print for a CRD either, must read the same.
 func TestKubectlExplainConstraints(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		testenv.Unavailable(t, "kubectl not on PATH (hack/ensure-kubectl.sh provides one): %v", err)
-	}
+	requireKubectl(t)
 	k := startBinary(t)
 	for _, field := range []string{"databases.spec.engine", "databases.spec.replicas", "databases.spec.users.privilege", "databases.spec.extensions"} {
 		want, err := os.ReadFile(filepath.Join("testdata", "explain", field+".txt"))

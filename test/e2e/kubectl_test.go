@@ -97,10 +97,17 @@ func startBinary(t *testing.T) *kubectlEnv {
 	return k
 }
 
-func TestKubectl(t *testing.T) {
+// requireKubectl skips t without a kubectl on PATH, or fails it where one
+// is required (APILOOM_CI, see testenv.Unavailable).
+func requireKubectl(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		testenv.Unavailable(t, "kubectl not on PATH (hack/ensure-kubectl.sh provides one): %v", err)
 	}
+}
+
+func TestKubectl(t *testing.T) {
+	requireKubectl(t)
 	k := startBinary(t)
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {

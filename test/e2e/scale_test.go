@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
-	"github.com/apiloom/apiloom/internal/testenv"
 )
 
 var databasesGR = schema.GroupResource{Group: "example.apiloom.dev", Resource: "databases"}
@@ -260,9 +258,7 @@ func TestScaleBadInput(t *testing.T) {
 
 // TestKubectlScale runs `kubectl scale` and `kubectl get --subresource=scale`.
 func TestKubectlScale(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		testenv.Unavailable(t, "kubectl not on PATH (hack/ensure-kubectl.sh provides one): %v", err)
-	}
+	requireKubectl(t)
 	ts, cs := startServer(t)
 	createDatabase(t, cs, "orders", 1)
 	k := &kubectlEnv{t: t, kubeconfig: ts.Kubeconfig, home: t.TempDir()}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -211,9 +210,7 @@ func userNames(db *examplev1.Database) []string {
 // container added to a Deployment's pod template would, where a JSON merge
 // patch (a CRD's) would drop it.
 func TestKubectlStrategicMergePatch(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl not on PATH")
-	}
+	requireKubectl(t)
 	ts, _ := startServer(t)
 	k := &kubectlEnv{t: t, kubeconfig: ts.Kubeconfig, home: t.TempDir()}
 	dir := t.TempDir()
