@@ -144,6 +144,7 @@ func (s *Server) Run(ctx context.Context) error {
 	disc.Install(mux)
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
+	mux.Handle("/api/", resources) // the core group, /api/v1/...
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)

@@ -104,6 +104,19 @@ func (i *Info) GroupVersion() schema.GroupVersion {
 	return schema.GroupVersion{Group: i.Group, Version: i.Version}
 }
 
+// PathPrefix is the URL path the resource's group-version is served under:
+// /api/v1 for the core (legacy, "") group, as kube-apiserver serves it,
+// /apis/{group}/{version} for every other group.
+func (i *Info) PathPrefix() string { return GroupVersionPath(i.GroupVersion()) }
+
+// GroupVersionPath is the URL path gv is served under (Info.PathPrefix).
+func GroupVersionPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "/api/" + gv.Version
+	}
+	return "/apis/" + gv.Group + "/" + gv.Version
+}
+
 // GroupVersionKind is the kind every served object carries.
 func (i *Info) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
