@@ -50,6 +50,10 @@ func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	reg, err := selectBuiltins(reg, opts.BuiltinAPIs)
+	if err != nil {
+		return nil, err
+	}
 	if len(reg.Entries()) == 0 {
 		return nil, errors.New("apiserver: registry has no resources; run make generate")
 	}

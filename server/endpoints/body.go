@@ -67,6 +67,8 @@ func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 		}
 		return data, nil
+	case mediaProtobuf:
+		return protobufToJSON(body)
 	default:
 		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
 	}
