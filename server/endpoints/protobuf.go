@@ -33,3 +33,16 @@ func protobufToJSON(body []byte) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// protoMessage is what the protobuf types of k8s.io/api implement (the
+// methods the protobuf serializer decodes with).
+type protoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// hasProtobuf reports whether obj's type has protobuf methods.
+func hasProtobuf(obj any) bool {
+	_, ok := obj.(protoMessage)
+	return ok
+}
