@@ -17,6 +17,12 @@ if [[ ${#dirs[@]} -eq 0 ]]; then
 fi
 pkgs=()
 for d in "${dirs[@]}"; do pkgs+=("$module/$d"); done
+# The upstream packages of the built-in kinds (builtin/apis.yaml): their
+# OpenAPI definitions are openapi-gen's, and apiserver-gen wires the kinds
+# the file names.
+mapfile -t builtin_pkgs < <(sed -n 's/^- package: *//p' builtin/apis.yaml)
+builtin_readonly=()
+for p in "${builtin_pkgs[@]}"; do builtin_readonly+=(--readonly-pkg "$p"); done
 
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
@@ -65,14 +71,15 @@ fi
   --readonly-pkg k8s.io/apimachinery/pkg/apis/meta/v1 --readonly-pkg k8s.io/apimachinery/pkg/runtime \
   --readonly-pkg k8s.io/apimachinery/pkg/version --readonly-pkg k8s.io/apimachinery/pkg/types \
   --readonly-pkg k8s.io/apimachinery/pkg/api/resource --readonly-pkg k8s.io/apimachinery/pkg/util/intstr \
-  --readonly-pkg k8s.io/api/autoscaling/v1 \
+  --readonly-pkg k8s.io/api/autoscaling/v1 "${builtin_readonly[@]}" \
   k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
   k8s.io/apimachinery/pkg/util/intstr k8s.io/api/autoscaling/v1 \
-  "${pkgs[@]}"
+  "${builtin_pkgs[@]}" "${pkgs[@]}"
 
 # The server wiring comes before the apply configurations: their type
 # converter needs the OpenAPI schema of every kind, which the server states.
 "$bin/apiserver-gen" --go-header-file "$header" \
+  --builtins builtin/apis.yaml \
   --output-dir "$out/apiserver" --output-pkg "$module/$out/apiserver" "${pkgs[@]}"
 go run ./hack/openapi-schema >"$bin/openapi-schema.json"
 

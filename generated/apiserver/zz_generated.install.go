@@ -3,6 +3,8 @@
 package apiserver
 
 import (
+	coordinationv1 "github.com/apiloom/apiloom/generated/apiserver/coordination/v1"
+	corev1 "github.com/apiloom/apiloom/generated/apiserver/core/v1"
 	crdconfv1 "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
@@ -14,6 +16,8 @@ import (
 // group-version in import-path order, and the OpenAPI definitions of their
 // types.
 func Install(r *registry.Registry) {
+	coordinationv1.Install(r)
+	corev1.Install(r)
 	crdconfv1.Install(r)
 	examplev1.Install(r)
 	examplev2alpha1.Install(r)

@@ -60,6 +60,11 @@ type Options struct {
 	// (docs/http2.md). Our HTTP/2 server only; negative disables.
 	HTTP2OverheadBudget int
 
+	// BuiltinAPIs are the built-in kinds served (resource.Info.BuiltIn),
+	// by resource name ("configmaps") or resource.group
+	// ("leases.coordination.k8s.io"); "*" is every one (the default), an
+	// empty list none.
+	BuiltinAPIs []string
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
 	WatchCache bool
@@ -119,6 +124,7 @@ func DefaultOptions() Options {
 		HTTP2Server:                  HTTP2ServerApiloom,
 		HTTP2OverheadBudget:          10000,
 		WatchCache:                   true,
+		BuiltinAPIs:                  []string{"*"},
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
 		// kube-apiserver's defaults.
@@ -163,6 +169,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.HTTP2OverheadBudget, "http2-overhead-budget", o.HTTP2OverheadBudget, "work an HTTP/2 client may make its connection do for nothing "+
 		"(1 a frame, 10 more a stream reset before its answer, 1 per 4 KiB of headers; paid back by answers and data, drained in 10 s) "+
 		"before GOAWAY(ENHANCE_YOUR_CALM): rapid reset and frame floods; --http2-server=apiloom only; negative disables")
+	fs.StringSliceVar(&o.BuiltinAPIs, "builtin-apis", o.BuiltinAPIs,
+		"the built-in kinds to serve, by resource name or resource.group (namespaces,configmaps,secrets,leases.coordination.k8s.io); * serves all of them, an empty value none")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")

@@ -50,6 +50,10 @@ func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	reg, err := selectBuiltins(reg, opts.BuiltinAPIs)
+	if err != nil {
+		return nil, err
+	}
 	if len(reg.Entries()) == 0 {
 		return nil, errors.New("apiserver: registry has no resources; run make generate")
 	}
@@ -144,6 +148,7 @@ func (s *Server) Run(ctx context.Context) error {
 	disc.Install(mux)
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
+	mux.Handle("/api/", resources) // the core group, /api/v1/...
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)

@@ -26,7 +26,7 @@ type groupVersion struct {
 
 // path is the URL path of the group-version, without a leading slash, as the
 // OpenAPI v3 index names it ("apis/example.apiloom.dev/v1").
-func (v *groupVersion) path() string { return "apis/" + v.gv.Group + "/" + v.gv.Version }
+func (v *groupVersion) path() string { return resource.GroupVersionPath(v.gv)[1:] }
 
 // groupInfos validates infos and arranges them for discovery: groups by
 // name, versions by Kubernetes version priority (v2 > v1 > v1beta1 >
@@ -77,9 +77,21 @@ func groupInfos(infos []*resource.Info) ([]*apiGroup, error) {
 	return groups, nil
 }
 
-// checkInfo rejects an Info that discovery cannot describe. Resources of the
-// core group ("") would belong under /api/v1, which this server does not
-// serve.
+// splitCore separates the core group ("", served under /api) from the
+// others (under /apis); core is nil when no core resource is served.
+func splitCore(groups []*apiGroup) (core *apiGroup, named []*apiGroup) {
+	for _, g := range groups {
+		if g.name == "" {
+			core = g
+			continue
+		}
+		named = append(named, g)
+	}
+	return core, named
+}
+
+// checkInfo rejects an Info that discovery cannot describe. The core group
+// ("") is described under /api, every other under /apis.
 func checkInfo(info *resource.Info) error {
 	if info == nil {
 		return fmt.Errorf("%w: nil resource.Info", ErrInvalidResource)
@@ -88,8 +100,6 @@ func checkInfo(info *resource.Info) error {
 		return fmt.Errorf("%w: %s/%s %s has no %s", ErrInvalidResource, info.Group, info.Version, info.Kind, field)
 	}
 	switch {
-	case info.Group == "":
-		return missing("group (the core group is not served)")
 	case info.Version == "":
 		return missing("version")
 	case info.Kind == "":

@@ -25,14 +25,20 @@ const (
 // scaleKind is the kind the scale subresource serves.
 var scaleKind = metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 
-// legacyAPIVersions is /api in the legacy form: no core group versions.
-// client-go tolerates the empty list (and a 404); it merges nothing from it.
-func legacyAPIVersions() *metav1.APIVersions {
-	return &metav1.APIVersions{
+// legacyAPIVersions is /api in the legacy form: the versions of the core
+// group, none when it is not served (client-go tolerates the empty list).
+func legacyAPIVersions(core *apiGroup) *metav1.APIVersions {
+	out := &metav1.APIVersions{
 		TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
 		Versions:                   []string{},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{},
 	}
+	if core != nil {
+		for _, v := range core.versions {
+			out.Versions = append(out.Versions, v.gv.Version)
+		}
+	}
+	return out
 }
 
 // legacyGroup is /apis/{group} and one entry of /apis in the legacy form.

@@ -117,7 +117,7 @@ type route struct {
 
 // resourceRoutes lists info's paths and operations.
 func resourceRoutes(info *resource.Info) []route {
-	gv := "/apis/" + info.Group + "/" + info.Version
+	gv := info.PathPrefix()
 	ns, nsWord := "", ""
 	var routes []route
 	if info.Namespaced {
@@ -257,12 +257,21 @@ func (op operation) patchTypes() []string {
 // style: verb, group and version camel-cased, scope, kind, suffix, e.g.
 // "patchExampleApiloomDevV1NamespacedDatabaseStatus".
 func opID(verb string, info *resource.Info, nsWord, suffix string) string {
-	return verb + camel(info.Group) + camel(info.Version) + nsWord + info.Kind + suffix
+	return verb + camel(groupWord(info.Group)) + camel(info.Version) + nsWord + info.Kind + suffix
+}
+
+// groupWord is how operation ids and tags name group: "core" for the core
+// group (""), as kube-apiserver's do ("listCoreV1NamespacedConfigMap").
+func groupWord(group string) string {
+	if group == "" {
+		return "core"
+	}
+	return group
 }
 
 // tag groups operations by group-version, e.g. "exampleApiloomDev_v1".
 func tag(group, version string) string {
-	c := camel(group)
+	c := camel(groupWord(group))
 	return strings.ToLower(c[:1]) + c[1:] + "_" + version
 }
 

@@ -8,6 +8,7 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -22,7 +23,7 @@ import (
 type Server struct {
 	api, apis [numFormats]*document // /api and /apis, one per discovery format
 	groups    map[string]*document  // /apis/{group}, by group
-	versions  map[string]*document  // /apis/{group}/{version}, by "group/version"
+	versions  map[string]*document  // /apis/{group}/{version} by "group/version", /api/{version} by "version"
 
 	openAPIV3Index *document
 	openAPIV3      map[string]*document // /openapi/v3/apis/{group}/{version}, by "group/version"
@@ -80,18 +81,27 @@ func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersio
 // buildDiscovery renders /api, /apis, /apis/{group}, /apis/{group}/{version}
 // and /version.
 func (s *Server) buildDiscovery(b *docBuilder, groups []*apiGroup, serverVersion version.Info) {
+	// The core group is /api's (and /api/{version}'s), as in
+	// kube-apiserver; /apis lists every other group.
+	core, named := splitCore(groups)
+	var coreGroups []*apiGroup
+	if core != nil {
+		coreGroups = []*apiGroup{core}
+	}
 	s.api = [numFormats]*document{
-		formatLegacy:            b.json(legacyAPIVersions(), contentTypeJSON),
-		formatAggregatedV2:      b.json(aggregatedGroupList(nil, "apidiscovery.k8s.io/v2"), contentTypeAggregatedV2),
-		formatAggregatedV2Beta1: b.json(aggregatedGroupList(nil, "apidiscovery.k8s.io/v2beta1"), contentTypeAggregatedV2Beta1),
+		formatLegacy:            b.json(legacyAPIVersions(core), contentTypeJSON),
+		formatAggregatedV2:      b.json(aggregatedGroupList(coreGroups, "apidiscovery.k8s.io/v2"), contentTypeAggregatedV2),
+		formatAggregatedV2Beta1: b.json(aggregatedGroupList(coreGroups, "apidiscovery.k8s.io/v2beta1"), contentTypeAggregatedV2Beta1),
 	}
 	s.apis = [numFormats]*document{
-		formatLegacy:            b.json(legacyGroupList(groups), contentTypeJSON),
-		formatAggregatedV2:      b.json(aggregatedGroupList(groups, "apidiscovery.k8s.io/v2"), contentTypeAggregatedV2),
-		formatAggregatedV2Beta1: b.json(aggregatedGroupList(groups, "apidiscovery.k8s.io/v2beta1"), contentTypeAggregatedV2Beta1),
+		formatLegacy:            b.json(legacyGroupList(named), contentTypeJSON),
+		formatAggregatedV2:      b.json(aggregatedGroupList(named, "apidiscovery.k8s.io/v2"), contentTypeAggregatedV2),
+		formatAggregatedV2Beta1: b.json(aggregatedGroupList(named, "apidiscovery.k8s.io/v2beta1"), contentTypeAggregatedV2Beta1),
 	}
 	for _, g := range groups {
-		s.groups[g.name] = b.json(legacyGroup(g), contentTypeJSON)
+		if g.name != "" {
+			s.groups[g.name] = b.json(legacyGroup(g), contentTypeJSON)
+		}
 		for _, v := range g.versions {
 			s.versions[v.gv.String()] = b.json(legacyResourceList(v), contentTypeJSON)
 		}
@@ -161,11 +171,13 @@ func (b *docBuilder) json(v any, contentType string) *document {
 // pattern registered by someone else, such as a literal group, wins.
 func (s *Server) Install(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api", s.serveAPI)
+	mux.HandleFunc("GET /api/{version}", s.serveCoreVersion)
 	mux.HandleFunc("GET /apis", s.serveAPIs)
 	mux.HandleFunc("GET /apis/{group}", s.serveGroup)
 	mux.HandleFunc("GET /apis/{group}/{version}", s.serveGroupVersion)
 	mux.HandleFunc("GET /openapi/v3", s.serveOpenAPIV3Index)
 	mux.HandleFunc("GET /openapi/v3/apis/{group}/{version}", s.serveOpenAPIV3)
+	mux.HandleFunc("GET /openapi/v3/api/{version}", s.serveOpenAPIV3)
 	mux.HandleFunc("GET /openapi/v2", s.serveOpenAPIV2)
 	mux.HandleFunc("GET /version", s.serveVersion)
 }
@@ -193,6 +205,12 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 	serveJSON(w, r, s.versions[r.PathValue("group")+"/"+r.PathValue("version")], revalidate)
 }
 
+// serveCoreVersion serves /api/{version}, the core group's resource list,
+// whose groupVersion is the version alone ("v1").
+func (s *Server) serveCoreVersion(w http.ResponseWriter, r *http.Request) {
+	serveJSON(w, r, s.versions[r.PathValue("version")], revalidate)
+}
+
 func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
 	serveJSON(w, r, s.version, revalidate)
 }
@@ -206,7 +224,7 @@ func (s *Server) serveOpenAPIV3Index(w http.ResponseWriter, r *http.Request) {
 // old hash is redirected to the current URL.
 func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 	group, ver := r.PathValue("group"), r.PathValue("version")
-	d := s.openAPIV3[group+"/"+ver]
+	d := s.openAPIV3[schema.GroupVersion{Group: group, Version: ver}.String()]
 	hash := r.URL.Query().Get("hash")
 	switch {
 	case d == nil || hash == "":
@@ -214,7 +232,7 @@ func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 	case hash == d.hash:
 		serveJSON(w, r, d, immutable)
 	default:
-		http.Redirect(w, r, "/openapi/v3/apis/"+group+"/"+ver+"?hash="+d.hash, http.StatusMovedPermanently)
+		http.Redirect(w, r, "/openapi/v3"+resource.GroupVersionPath(schema.GroupVersion{Group: group, Version: ver})+"?hash="+d.hash, http.StatusMovedPermanently)
 	}
 }
 

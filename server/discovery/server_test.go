@@ -253,7 +253,6 @@ func TestNewRejects(t *testing.T) {
 		want  error
 	}{
 		{"nil info", []*resource.Info{nil}, testDefinitions, apidiscovery.ErrInvalidResource},
-		{"core group", mutate(func(i *resource.Info) { i.Group = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
 		{"no version", mutate(func(i *resource.Info) { i.Version = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
 		{"no plural", mutate(func(i *resource.Info) { i.Plural = "" }), testDefinitions, apidiscovery.ErrInvalidResource},
 		{"no list kind", mutate(func(i *resource.Info) { i.ListKind = "" }), testDefinitions, apidiscovery.ErrInvalidResource},

@@ -182,6 +182,17 @@ func (h *handler[O]) applyDefaults(obj O) {
 	}
 }
 
+// kindErrors is what the kind's own validation (Definition.Validate, the
+// upstream rules of a built-in kind) finds wrong with obj, the object a
+// create (old the zero value, nil) or an update of old would store; none
+// when the kind has no such function.
+func (h *handler[O]) kindErrors(obj, old O) field.ErrorList {
+	if h.def.Validate == nil {
+		return nil
+	}
+	return h.def.Validate(obj, old)
+}
+
 // validateCreate is errs (the metadata violations) followed by the
 // schema's and the scale subresource's violations of obj, the object a
 // create stores, u being its unstructured content from defaulted.

@@ -42,10 +42,13 @@ func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 	return body, nil
 }
 
-// bodyJSON returns the request body as JSON: JSON as it is, YAML converted.
-// Other content types are 415. strict (fieldValidation=Strict) makes YAML
-// duplicate keys an error, as kube-apiserver's strict YAML decoding does.
-func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
+// bodyJSON returns the request body as JSON: JSON as it is, YAML converted,
+// and, when protobuf is true (the kind has protobuf methods, as k8s.io/api's
+// do), protobuf converted. Other content types are 415, protobuf included
+// for other kinds, as kube-apiserver answers it for custom resources.
+// strict (fieldValidation=Strict) makes YAML duplicate keys an error, as
+// kube-apiserver's strict YAML decoding does.
+func bodyJSON(r *http.Request, body []byte, strict, protobuf bool) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return body, nil
@@ -67,6 +70,11 @@ func bodyJSON(r *http.Request, body []byte, strict bool) ([]byte, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 		}
 		return data, nil
+	case mediaProtobuf:
+		if !protobuf {
+			return nil, unsupportedMediaType(mediaJSON, mediaYAML)
+		}
+		return protobufToJSON(body)
 	default:
 		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
 	}
@@ -111,7 +119,7 @@ type decoded[O runtime.Object] struct {
 // say (prepareCreate, prepareUpdate).
 func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict)
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.protobuf)
 	if err != nil {
 		return out, err
 	}

@@ -163,7 +163,7 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 	}
 	var opts metav1.DeleteOptions
 	if len(body) > 0 {
-		data, err := bodyJSON(r, body, false)
+		data, err := bodyJSON(r, body, false, h.protobuf)
 		if err != nil {
 			return opts, err
 		}

@@ -77,6 +77,8 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 		delete(u, "status") // as a CRD's create drops it
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
+	var none O
+	errs = append(errs, h.kindErrors(obj, none)...)
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
 		return err
 	}
@@ -177,6 +179,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
+	errs = append(errs, h.kindErrors(obj, current)...)
 	if err := h.invalid(obj, h.validateUpdate(ctx, obj, u, oldU, errs)); err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ type handler[O resource.Object] struct {
 	// now is the clock Table ages are measured with.
 	now    func() time.Time
 	limits Limits
+	// protobuf is true when the kind's type has protobuf methods (a
+	// built-in kind's), so request bodies may be protobuf.
+	protobuf bool
 	// patchMeta says how strategic merge patch merges each field.
 	patchMeta strategicpatch.LookupPatchMeta
 	// managed keeps the objects' managed fields (managedfields.go).
@@ -75,7 +78,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	if tc == nil {
 		tc = managedfields.NewDeducedTypeConverter()
 	}
-	h := &handler[O]{check: schemaChecker(def, cfg.schemaCheck)}
+	h := &handler[O]{check: schemaChecker(def, cfg.schemaCheck), protobuf: hasProtobuf(def.New())}
 	managed, err := newFieldManagers(def, tc, h.applyDefaults, cfg.versions)
 	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))

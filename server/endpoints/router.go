@@ -35,15 +35,18 @@ type route struct {
 	scale bool
 }
 
-// NewHandler returns the handler for every resource path under /apis:
+// NewHandler returns the handler for every resource path under /apis, and
+// under /api/v1 for the core group (""), as kube-apiserver serves it:
 //
 //	/apis/{g}/{v}/{plural}[/{name}[/status|/scale]]                  cluster-scoped
 //	/apis/{g}/{v}/namespaces/{ns}/{plural}[/{name}[/status|/scale]]  namespaced
 //	/apis/{g}/{v}/{plural}                                    namespaced, all namespaces
+//	/api/{v}/...                                              the same, core group
 //
 // Paths that name no served resource get a 404 Status. Discovery serves
-// /apis, /apis/{g} and /apis/{g}/{v} itself; the caller mounts this handler
-// for the deeper paths and wraps it with authentication.
+// /api, /api/{v}, /apis, /apis/{g} and /apis/{g}/{v} itself; the caller
+// mounts this handler for the deeper paths and wraps it with
+// authentication.
 func NewHandler(resources ...Resource) http.Handler {
 	rt := &router{byPath: make(map[string]Resource, len(resources))}
 	for _, res := range resources {
@@ -70,12 +73,12 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // match splits path into its resource and route. ok is false when the path
 // names no served resource or has a shape the resource does not serve.
 func (rt *router) match(path string) (res Resource, rte route, ok bool) {
-	rest, found := strings.CutPrefix(path, "/apis/")
+	group, rest, found := groupVersionPath(path)
 	if !found {
 		return nil, route{}, false
 	}
 	segs := strings.Split(rest, "/")
-	if len(segs) < 3 || len(segs) > 7 {
+	if len(segs) < 2 || len(segs) > 6 {
 		return nil, route{}, false
 	}
 	for _, s := range segs {
@@ -83,7 +86,7 @@ func (rt *router) match(path string) (res Resource, rte route, ok bool) {
 			return nil, route{}, false
 		}
 	}
-	gv, segs := segs[0]+"/"+segs[1]+"/", segs[2:]
+	gv, segs := group+"/"+segs[0]+"/", segs[1:]
 
 	// namespaces/{ns}/{plural}[/{name}[/status]] for a namespaced resource.
 	if segs[0] == "namespaces" && len(segs) >= 3 {
@@ -136,8 +139,23 @@ func IsWatch(r *http.Request) bool {
 	if r.Method != http.MethodGet || !queryBool(r.URL.Query(), "watch") {
 		return false
 	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/")
-	return ok && strings.Count(strings.Trim(rest, "/"), "/") >= 2 // group/version/plural...
+	_, rest, ok := groupVersionPath(r.URL.Path)
+	return ok && strings.Count(strings.Trim(rest, "/"), "/") >= 1 // version/plural...
+}
+
+// groupVersionPath splits a resource path into its group and the rest from
+// the version on ("{v}/..."): /apis/{g}/{v}/... is group g, /api/{v}/... the
+// core group (""). ok is false for paths under neither, or with an empty
+// group.
+func groupVersionPath(path string) (group, rest string, ok bool) {
+	if rest, ok := strings.CutPrefix(path, "/apis/"); ok {
+		group, rest, ok = strings.Cut(rest, "/")
+		return group, rest, ok && group != ""
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/"); ok {
+		return "", rest, true
+	}
+	return "", "", false
 }
 
 // ReadSize is how many objects r, a read-only request, reads: for a LIST,

@@ -29,6 +29,9 @@ func TestRouter(t *testing.T) {
 		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "dbs", Namespaced: true, HasStatus: true}, got: &got},
 		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "regions"}, got: &got},
 		&routeRecorder{info: resource.Info{Group: "g.io", Version: "v1", Plural: "namespaces"}, got: &got},
+		// The core group (""), served under /api/v1.
+		&routeRecorder{info: resource.Info{Group: "", Version: "v1", Plural: "configmaps", Namespaced: true}, got: &got},
+		&routeRecorder{info: resource.Info{Group: "", Version: "v1", Plural: "namespaces", HasStatus: true}, got: &got},
 	)
 	for _, tc := range []struct {
 		path string
@@ -54,6 +57,17 @@ func TestRouter(t *testing.T) {
 		{"/apis/g.io/v1/dbs/", nil},
 		{"/apis/g.io/v1", nil},
 		{"/api/v1/pods", nil},
+		{"/api/v1/namespaces/ns/configmaps", &route{namespace: "ns"}},
+		{"/api/v1/namespaces/ns/configmaps/x", &route{namespace: "ns", name: "x"}},
+		{"/api/v1/configmaps", &route{}},
+		{"/api/v1/namespaces", &route{}},
+		{"/api/v1/namespaces/ns", &route{name: "ns"}},
+		{"/api/v1/namespaces/ns/status", &route{name: "ns", status: true}},
+		{"/api/v1/configmaps/x", nil},
+		{"/apis//v1/configmaps", nil},
+		{"/apis/v1/configmaps", nil},
+		{"/api/v2/configmaps", nil},
+		{"/api/v1", nil},
 	} {
 		got = route{name: "unset"}
 		rec := httptest.NewRecorder()
@@ -83,6 +97,9 @@ func TestIsWatch(t *testing.T) {
 		{"GET", "/apis/g/v1/foos", false},
 		{"POST", "/apis/g/v1/foos?watch=true", false},
 		{"GET", "/apis/g/v1?watch=true", false}, // discovery
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=true", true},
+		{"GET", "/api/v1/configmaps?watch=1", true},
+		{"GET", "/api/v1?watch=true", false},
 		{"GET", "/openapi/v3?watch=true", false},
 	} {
 		if got := IsWatch(httptest.NewRequest(tc.method, tc.url, nil)); got != tc.want {

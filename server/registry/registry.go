@@ -54,6 +54,18 @@ func (r *Registry) SetOpenAPIDefinitions(defs common.GetOpenAPIDefinitions) {
 // (withListMapMerge).
 func (r *Registry) OpenAPIDefinitions() common.GetOpenAPIDefinitions { return r.openAPI }
 
+// Select returns a registry of r's resources that keep accepts, in the same
+// order, with r's OpenAPI definitions. r is unchanged.
+func (r *Registry) Select(keep func(*resource.Info) bool) *Registry {
+	out := &Registry{openAPI: r.openAPI}
+	for _, e := range r.entries {
+		if keep(e.Info) {
+			out.entries = append(out.entries, e)
+		}
+	}
+	return out
+}
+
 // Entries returns the registered resources in registration order.
 func (r *Registry) Entries() []*Entry { return r.entries }
 

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Object is what every served type is: a runtime.Object with ObjectMeta.
@@ -59,6 +60,11 @@ type Info struct {
 	// Conversion to it (registry.RegisterConverted). Empty: objects are
 	// stored in this version.
 	StorageVersion string
+	// BuiltIn is true for a kind served from the upstream Go types of
+	// k8s.io/api (a Namespace, a ConfigMap, ...), described to the
+	// generator by builtin/apis.yaml rather than by markers; the server's
+	// --builtin-apis flag chooses which of them are served.
+	BuiltIn bool
 }
 
 // Stored reports whether objects of this version are stored as they are
@@ -104,6 +110,19 @@ func (i *Info) GroupVersion() schema.GroupVersion {
 	return schema.GroupVersion{Group: i.Group, Version: i.Version}
 }
 
+// PathPrefix is the URL path the resource's group-version is served under:
+// /api/v1 for the core (legacy, "") group, as kube-apiserver serves it,
+// /apis/{group}/{version} for every other group.
+func (i *Info) PathPrefix() string { return GroupVersionPath(i.GroupVersion()) }
+
+// GroupVersionPath is the URL path gv is served under (Info.PathPrefix).
+func GroupVersionPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "/api/" + gv.Version
+	}
+	return "/apis/" + gv.Group + "/" + gv.Version
+}
+
 // GroupVersionKind is the kind every served object carries.
 func (i *Info) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
@@ -135,6 +154,15 @@ type Definition[O Object] struct {
 	// SpecEqual reports whether a and b agree on everything but metadata and
 	// status; a write that changes it bumps metadata.generation.
 	SpecEqual func(a, b O) bool
+
+	// Validate, optional, returns what is wrong with obj, the object a
+	// create (old nil) or an update (old the stored object) would store,
+	// beyond the metadata rules and the schema: the upstream validation of a
+	// built-in kind, which has no schema (its rules are Go code in
+	// kube-apiserver). Every write path calls it through the admission
+	// pipeline, after the metadata rules and before storage; violations
+	// are one 422 Invalid with a cause each. It must not change obj or old.
+	Validate func(obj, old O) field.ErrorList
 }
 
 // ObjectFields is the field set every resource supports; generated Fields

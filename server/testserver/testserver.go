@@ -125,3 +125,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
 }
+
+// WithBuiltinAPIs serves only the built-in kinds names chooses (the
+// --builtin-apis flag: resource names, "*" for all, none for none).
+func WithBuiltinAPIs(names ...string) Option {
+	return func(o *apiserver.Options) { o.BuiltinAPIs = names }
+}

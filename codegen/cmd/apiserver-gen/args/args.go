@@ -26,6 +26,9 @@ type Args struct {
 	// PluralExceptions are Type:PluralType pairs, the same flag client-gen
 	// takes; pass both tools the same list so URLs agree.
 	PluralExceptions []string
+	// Builtins is the file describing the built-in kinds served from
+	// upstream packages (builtin/apis.yaml); empty for none.
+	Builtins string
 }
 
 // New returns the default arguments.
@@ -45,6 +48,8 @@ func (a *Args) AddFlags(fs *pflag.FlagSet) {
 		"the path to a file containing boilerplate header text; the string \"YEAR\" will be replaced with the current 4-digit year")
 	fs.StringSliceVar(&a.PluralExceptions, "plural-exceptions", a.PluralExceptions,
 		"comma-separated Type:PluralizedType pairs, as given to client-gen")
+	fs.StringVar(&a.Builtins, "builtins", a.Builtins,
+		"a YAML file naming built-in kinds to serve from upstream packages (k8s.io/api) and their markers (see builtin/apis.yaml)")
 }
 
 // Validate checks the arguments.

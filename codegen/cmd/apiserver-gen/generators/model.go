@@ -30,6 +30,15 @@ type groupVersion struct {
 	Resources []*resourceModel
 }
 
+// apiVersion is the group-version as objects' apiVersion names it: the
+// version alone for the core group ("v1").
+func (gv *groupVersion) apiVersion() string {
+	if gv.Group == "" {
+		return gv.Version
+	}
+	return gv.Group + "/" + gv.Version
+}
+
 // resourceModel is everything generated for one +genclient type.
 type resourceModel struct {
 	Type *types.Type
@@ -65,6 +74,11 @@ type resourceModel struct {
 	// StoredAs is the storage version of the kind when it has several
 	// versions and it is not this one (versions.go); nil otherwise.
 	StoredAs *storedAs
+	// BuiltIn is true for a kind of builtin/apis.yaml (an upstream type).
+	BuiltIn bool
+	// Validate is the function with the kind's validation rules (a
+	// built-in kind's, from builtin/apis.yaml); nil for none.
+	Validate *types.Type
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -143,8 +157,13 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	return gv, errors.Join(errs...)
 }
 
-// resource reads one +genclient type.
+// resource reads one +genclient type, its markers being its comments.
 func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
+	return a.resourceFrom(p, t, commentLines(t))
+}
+
+// resourceFrom reads one +genclient type whose marker lines are lines.
+func (a *analyzer) resourceFrom(p *types.Package, t *types.Type, lines []string) (*resourceModel, error) {
 	if t.Kind != types.Struct {
 		return nil, fmt.Errorf("+genclient type must be a struct, not %s", t.Kind)
 	}
@@ -158,7 +177,6 @@ func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, er
 	if _, ok := p.Types[listKind]; !ok {
 		return nil, fmt.Errorf("no %s type: every resource needs its list type", listKind)
 	}
-	lines := commentLines(t)
 	tags, err := clientgenutil.ParseClientGenTags(lines)
 	if err != nil {
 		return nil, err

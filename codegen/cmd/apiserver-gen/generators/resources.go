@@ -59,6 +59,15 @@ const scaleTemplate = `		Scale: &$.ScaleInfo|raw${
 const storageVersionTemplate = `		StorageVersion: $.storageVersion$,
 `
 
+// builtInTemplate states Info.BuiltIn, for a kind of builtin/apis.yaml.
+const builtInTemplate = `		BuiltIn: true,
+`
+
+// validateTemplate states Validate, for a kind with validation rules of
+// its own (a built-in kind's).
+const validateTemplate = `	Validate: $.validate|raw$,
+`
+
 // definitionInfoCloseTemplate ends the Info and states New.
 const definitionInfoCloseTemplate = `	},
 	New: func() *$.type|raw$ { return new($.type|raw$) },
@@ -200,7 +209,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 		"var":          r.Kind,
 		"kind":         r.Kind,
 		"plural":       r.Plural,
-		"groupVersion": g.gv.Group + "/" + g.gv.Version,
+		"groupVersion": g.gv.apiVersion(),
 		"namespaced":   r.Namespaced,
 		"fieldsFunc":   fieldsFuncName(r),
 		"info":         infoLiterals(g.gv, r, c.Namers["raw"].Name(c.Universe.Type(types.Name{Package: resourcePkg, Name: "PrintColumn"}))),
@@ -223,6 +232,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if r.StoredAs != nil {
 		sw.Do(storageVersionTemplate, args.With("storageVersion", strconv.Quote(r.StoredAs.GV.Version)))
 	}
+	if r.BuiltIn {
+		sw.Do(builtInTemplate, args)
+	}
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
@@ -242,11 +254,15 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 		}
 		sw.Do(specEqualCloseTemplate, args)
 	}
+	if r.Validate != nil {
+		sw.Do(validateTemplate, args.With("validate", r.Validate))
+	}
 	if err := sw.Error(); err != nil {
 		return err
 	}
 	// The kind's schema (Info.Schema) defaults and validates its writes;
-	// no Default or Validate function is generated.
+	// no Default or Validate function is generated (a built-in kind's
+	// Validate is hand-written, named by builtin/apis.yaml).
 	sw.Do("}\n", nil)
 
 	if len(r.SelectableFields) == 0 {
@@ -280,7 +296,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
 	sw := generator.NewSnippetWriter(w, c, "$", "$")
 	args := generator.Args{
-		"groupVersion": g.gv.Group + "/" + g.gv.Version,
+		"groupVersion": g.gv.apiVersion(),
 		"Registry":     c.Universe.Type(types.Name{Package: registryPkg, Name: "Registry"}),
 		"Register":     c.Universe.Function(types.Name{Package: registryPkg, Name: "Register"}),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"k8s.io/gengo/v2"
@@ -37,11 +38,16 @@ func Run(a *args.Args, patterns []string) error {
 		return fmt.Errorf("reading --go-header-file: %w", err)
 	}
 
+	builtins, err := readBuiltins(a.Builtins)
+	if err != nil {
+		return err
+	}
+
 	// No build tags: unlike gengo's default, the deepcopy methods in
 	// zz_generated.deepcopy.go must be visible, since the generated code
 	// calls them.
 	p := parser.New()
-	if err := p.LoadPackages(patterns...); err != nil {
+	if err := p.LoadPackages(append(slices.Clone(patterns), builtins.packages()...)...); err != nil {
 		return err
 	}
 	c, err := generator.NewContext(p, NameSystems(), DefaultNameSystem())
@@ -50,17 +56,30 @@ func Run(a *args.Args, patterns []string) error {
 	}
 
 	an := newAnalyzer(exceptions)
-	gvs, err := an.analyze(c)
+	gvs, err := an.analyze(c, builtins)
+	var builtinGVs []*groupVersion
+	if err == nil {
+		builtinGVs, err = an.builtins(c.Universe, builtins)
+	}
 	for _, w := range an.warns {
 		klog.Warning(w)
 	}
 	if err != nil {
 		return err
 	}
-	if err := linkVersions(gvs); err != nil {
+	// The schemas are controller-gen's, of the apis/ kinds only: built-in
+	// kinds have none (their rules are their Validate functions).
+	if err := addSchemas(patterns, gvs); err != nil {
 		return err
 	}
-	if err := addSchemas(patterns, gvs); err != nil {
+	gvs = append(gvs, builtinGVs...)
+	sortGroupVersions(gvs)
+	for i := 1; i < len(gvs); i++ {
+		if prev, gv := gvs[i-1], gvs[i]; prev.GroupDir == gv.GroupDir && prev.Version == gv.Version {
+			return fmt.Errorf("%s and %s would both be generated into %s", prev.Pkg.Path, gv.Pkg.Path, path.Join(gv.GroupDir, gv.Version))
+		}
+	}
+	if err := linkVersions(gvs); err != nil {
 		return err
 	}
 	return c.ExecuteTargets(targets(a, header, gvs))
@@ -78,15 +97,18 @@ func NameSystems() namer.NameSystems {
 // DefaultNameSystem orders types for generation: by their public name.
 func DefaultNameSystem() string { return "public" }
 
-// analyze reads every input package, returning the group-versions with
-// resources sorted by output path.
-func (a *analyzer) analyze(c *generator.Context) ([]*groupVersion, error) {
+// analyze reads every input package but those of the built-in kinds,
+// returning the group-versions with resources sorted by output path.
+func (a *analyzer) analyze(c *generator.Context, builtins builtinFile) ([]*groupVersion, error) {
 	var (
 		gvs  []*groupVersion
 		errs []error
 	)
 	seen := map[string]string{}
 	for _, input := range c.Inputs {
+		if builtins.isAPIPackage(input) {
+			continue
+		}
 		gv, err := a.groupVersion(c.Universe.Package(input))
 		if err != nil {
 			errs = append(errs, err)
@@ -104,10 +126,15 @@ func (a *analyzer) analyze(c *generator.Context) ([]*groupVersion, error) {
 		seen[key] = input
 		gvs = append(gvs, gv)
 	}
+	sortGroupVersions(gvs)
+	return gvs, errors.Join(errs...)
+}
+
+// sortGroupVersions sorts gvs by output path.
+func sortGroupVersions(gvs []*groupVersion) {
 	sort.Slice(gvs, func(i, j int) bool {
 		return path.Join(gvs[i].GroupDir, gvs[i].Version) < path.Join(gvs[j].GroupDir, gvs[j].Version)
 	})
-	return gvs, errors.Join(errs...)
 }
 
 // targets are one package per group-version plus the root install package.
