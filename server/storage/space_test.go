@@ -24,7 +24,10 @@ import (
 // ErrInsufficientStorage and a detail saying what to do, while reads and
 // deletes keep working, as etcd allows them under the alarm.
 func TestNoSpaceIsInsufficientStorage(t *testing.T) {
-	c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 1 << 20 })
+	// etcd checks the quota against the backend's size as of its last
+	// commit; committing every write makes the creates below meet it
+	// however fast they run (by default they may all fit in one batch).
+	c := etcdtest.Start(t, func(cfg *embed.Config) { cfg.QuotaBackendBytes, cfg.BackendBatchLimit = 1<<20, 1 })
 	s := newWidgetStore(t, c)
 	ctx := t.Context()
 	big := strings.Repeat("x", 200<<10)
