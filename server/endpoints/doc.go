@@ -2,7 +2,7 @@
 // list, watch, create, update, patch, delete and deletecollection on
 // /apis/{group}/{version}/[namespaces/{ns}/]{plural}[/{name}[/status]],
 // speaking kube-apiserver's wire protocol closely enough that client-go,
-// informers and kubectl cannot tell the difference (../shared/wire-contract.md).
+// informers and kubectl cannot tell the difference (docs/architecture.md).
 //
 // The package is generic and knows no concrete type. NewResource binds one
 // resource.Definition to a storage.Interface (the etcd store or the watch

@@ -30,8 +30,8 @@ import (
 // the example kinds (testdata/peer-crds.yaml: same schema, defaults, list
 // types, status subresource), and requires the same answers: status code,
 // body (but for uids, times and resourceVersions) and warnings. It runs
-// only when APILOOM_PEER_KUBECONFIG names such a server, e.g. one started
-// with ../shared/peers/kube-apiserver.sh (the CRDs are applied here).
+// only when APILOOM_PEER_KUBECONFIG names such a server (a kube-apiserver
+// v1.37 with its etcd; the CRDs are applied here).
 //
 // Typed Go kinds differ from CRDs in one way the comparison allows for:
 // a struct such as spec always exists, so managed fields never own it

@@ -15,8 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// peerEnv names a kubeconfig of a real kube-apiserver (for example the one
-// ../shared/peers/kube-apiserver.sh prints). With it set,
+// peerEnv names a kubeconfig of a real kube-apiserver v1.37. With it set,
 // TestStrategicMergePatchLikeKubeAPIServer sends every case to a ConfigMap
 // there too and checks that kube-apiserver still answers what the table
 // records, so the table is a differential test, not a guess.
