@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,31 +138,12 @@ func timeList(ctx context.Context, t *target, rv0, gzip bool) (time.Duration, []
 // merge patch each, with workers concurrent writers, and returns how many
 // succeeded.
 func patchAll(ctx context.Context, t *target, objs *objectFactory, prefix string, n, workers int) (int64, error) {
-	var next, done atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) || ctx.Err() != nil {
-					return
-				}
-				body, err := objs.payloadPatch("updated")
-				if err == nil {
-					_, err = t.writer.Patch(ctx, fmt.Sprintf("%s-%06d", prefix, i), types.MergePatchType, body, metav1.PatchOptions{})
-				}
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					continue
-				}
-				done.Add(1)
-			}
-		})
+	body, err := objs.payloadPatch("updated")
+	if err != nil {
+		return 0, err
 	}
-	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
-		return done.Load(), fmt.Errorf("patch %s objects: %w", prefix, err)
-	}
-	return done.Load(), ctx.Err()
+	return eachObject(ctx, prefix, n, workers, "patch", func(name string) (bool, error) {
+		_, err := t.writer.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
+		return err == nil, err
+	})
 }

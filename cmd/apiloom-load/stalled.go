@@ -144,32 +144,44 @@ func stalledWriter(ctx context.Context, c *config, t *target, writes *atomic.Int
 // createMissing creates the objects prefix-000000... that do not exist
 // yet, with creators concurrent creates, and returns how many it created.
 func createMissing(ctx context.Context, t *target, objs *objectFactory, prefix string, n, creators int) (int64, error) {
-	var next, created atomic.Int64
+	return eachObject(ctx, prefix, n, creators, "create", func(name string) (bool, error) {
+		_, err := t.writer.Create(ctx, objs.object(name, prefix), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// eachObject calls do for the objects prefix-000000 .. n-1, from workers
+// goroutines, until all are done or ctx ends, and returns how many calls
+// counted. The first error is returned, named by verb; the others go on.
+func eachObject(ctx context.Context, prefix string, n, workers int, verb string, do func(name string) (counted bool, err error)) (int64, error) {
+	var next, counted atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	for range creators {
+	for range workers {
 		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(n) || ctx.Err() != nil {
 					return
 				}
-				_, err := t.writer.Create(ctx, objs.object(fmt.Sprintf("%s-%06d", prefix, i), prefix), metav1.CreateOptions{})
-				switch {
-				case err == nil:
-					created.Add(1)
-				case apierrors.IsAlreadyExists(err):
-				default:
+				ok, err := do(fmt.Sprintf("%s-%06d", prefix, i))
+				if err != nil {
 					firstErr.CompareAndSwap(nil, err)
+				}
+				if ok {
+					counted.Add(1)
 				}
 			}
 		})
 	}
 	wg.Wait()
 	if err, ok := firstErr.Load().(error); ok {
-		return created.Load(), fmt.Errorf("create %s objects: %w", prefix, err)
+		return counted.Load(), fmt.Errorf("%s %s objects: %w", verb, prefix, err)
 	}
-	return created.Load(), ctx.Err()
+	return counted.Load(), ctx.Err()
 }
 
 // stalledSet is the open stalled streams.

@@ -31,8 +31,8 @@
 // live state and the history (initial.go), so a client that stops reading
 // pins nothing.
 //
-// Reads follow wire-contract.md: RV "0" is answered from memory; RV "" (a
-// consistent read) first learns etcd's current revision and waits for the
+// Reads follow the resourceVersion rules (docs/architecture.md): RV "0"
+// is answered from memory; RV "" (a consistent read) first learns etcd's current revision and waits for the
 // cache to reach it, asking etcd for a progress notification so that an
 // idle resource catches up at once; RV N waits for N. Exact reads and
 // continue tokens inside the window are answered from a snapshot

@@ -38,11 +38,6 @@ import (
 // decides only about duplicate fields (Strict: 400; Warn, the default:
 // warnings); unknown fields never merge.
 func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out output, opts writeOptions, body []byte) error {
-	// kube-apiserver converts the body to JSON (for its audit log) before
-	// anything else; a body that is neither YAML nor JSON fails there.
-	if _, err := utilyaml.ToJSON(body); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
-	}
 	a := &applier[O]{fm: h.managed.forRoute(rt), body: body, opts: opts}
 	ctx := r.Context()
 	for {

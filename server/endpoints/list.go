@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -62,14 +61,7 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 		if err := h.encodeList(&buf, items, raw, lm, out); err != nil {
 			return err
 		}
-		data, err := yaml.JSONToYAML(buf.Bytes())
-		if err != nil {
-			return err
-		}
-		w.Header().Set("Content-Type", out.contentType())
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(data)
-		return nil
+		return writeEncoded(w, out, http.StatusOK, buf.Bytes(), nil)
 	}
 	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(http.StatusOK)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -46,6 +47,34 @@ func SetJSONPatchMaxCopyBytes(n int64) {
 
 func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 
+// readPatch reads what every PATCH starts with, in kube-apiserver's order:
+// the body's media type (415 unless one of accepted), the answer's, the
+// options, then the body. An apply body must be YAML or JSON (400
+// otherwise), which kube-apiserver checks before anything else.
+func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts writeOptions, body []byte, err error) {
+	mt, _, err = mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !slices.Contains(accepted, mt) {
+		return "", output{}, writeOptions{}, nil, unsupportedMediaType(accepted...)
+	}
+	if out, err = negotiate(r, oneObject); err != nil {
+		return "", output{}, writeOptions{}, nil, err
+	}
+	if opts, err = parsePatchOptions(r.URL.Query(), mt); err != nil {
+		return "", output{}, writeOptions{}, nil, err
+	}
+	if body, err = h.readBody(w, r); err != nil {
+		return "", output{}, writeOptions{}, nil, err
+	}
+	if mt == mediaApplyPatch {
+		// kube-apiserver converts the body to JSON (for its audit log)
+		// first; a body that is neither YAML nor JSON fails there.
+		if _, err := utilyaml.ToJSON(body); err != nil {
+			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+		}
+	}
+	return mt, out, opts, body, nil
+}
+
 // patch serves PATCH of an object or its status: the patch is applied to
 // the stored object and the result stored as an update, retried on the
 // fresh object when the stored one changes meanwhile. A patch that sets
@@ -53,19 +82,7 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // The object must exist (404), but for a server-side apply (apply.go),
 // which creates it.
 func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !slices.Contains(resource.PatchTypes(), mt) {
-		return unsupportedMediaType(resource.PatchTypes()...)
-	}
-	out, err := negotiate(r, oneObject)
-	if err != nil {
-		return err
-	}
-	opts, err := parsePatchOptions(r.URL.Query(), mt)
-	if err != nil {
-		return err
-	}
-	body, err := h.readBody(w, r)
+	mt, out, opts, body, err := h.readPatch(w, r, resource.PatchTypes())
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,14 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 	if err != nil {
 		return err
 	}
+	return writeEncoded(w, out, code, data, warnings)
+}
+
+// writeEncoded answers with data, one JSON document, in the negotiated
+// encoding (converted when YAML was asked for), after warnings.
+func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warnings []string) error {
 	if out.enc == encYAML {
+		var err error
 		if data, err = yaml.JSONToYAML(data); err != nil {
 			return err
 		}
@@ -59,6 +66,9 @@ func partialObject(obj metav1.Object, out output) *metav1.PartialObjectMetadata 
 // writeWarnings adds a Warning header per message, in the format
 // kube-apiserver uses and client-go surfaces: 299 - "message".
 func writeWarnings(w http.ResponseWriter, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
 	seen := make(map[string]bool, len(warnings))
 	for _, msg := range warnings {
 		if seen[msg] {

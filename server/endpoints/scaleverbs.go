@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
-	"slices"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -16,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -127,29 +124,15 @@ func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv
 // object's spec replicas as updateScale does. A resourceVersion the patch
 // sets is the precondition. It never creates (404), not even an apply.
 func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !slices.Contains(resource.ScalePatchTypes(), mt) {
-		return unsupportedMediaType(resource.ScalePatchTypes()...)
-	}
-	out, err := negotiate(r, oneObject)
-	if err != nil {
-		return err
-	}
-	opts, err := parsePatchOptions(r.URL.Query(), mt)
-	if err != nil {
-		return err
-	}
-	body, err := h.readBody(w, r)
+	mt, out, opts, body, err := h.readPatch(w, r, resource.ScalePatchTypes())
 	if err != nil {
 		return err
 	}
 	var p parsedPatch
-	if mt == mediaApplyPatch {
-		if _, err := utilyaml.ToJSON(body); err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+	if mt != mediaApplyPatch {
+		if p, err = parsePatch(mt, body, opts); err != nil {
+			return err
 		}
-	} else if p, err = parsePatch(mt, body, opts); err != nil {
-		return err
 	}
 	manager := managerName(opts.fieldManager, r.UserAgent())
 	var warnings []string
@@ -269,16 +252,7 @@ func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autosc
 	if err != nil {
 		return err
 	}
-	if out.enc == encYAML {
-		if data, err = yaml.JSONToYAML(data); err != nil {
-			return err
-		}
-	}
-	writeWarnings(w, warnings)
-	w.Header().Set("Content-Type", out.contentType())
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
-	return nil
+	return writeEncoded(w, out, http.StatusOK, data, warnings)
 }
 
 // scaleColumns are the columns of a Scale's Table, as kube-apiserver has

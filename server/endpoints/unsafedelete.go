@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -48,17 +47,7 @@ func unsafeDelete(opts metav1.DeleteOptions) bool {
 // an error, in the negotiated encoding: kube-apiserver returns a Status
 // as it is whatever view (;as=Table) the client asked for.
 func writeStatus(w http.ResponseWriter, out output, s metav1.Status) error {
-	data := encodeStatus(s)
-	if out.enc == encYAML {
-		var err error
-		if data, err = yaml.JSONToYAML(data); err != nil {
-			return err
-		}
-	}
-	w.Header().Set("Content-Type", out.contentType())
-	w.WriteHeader(int(s.Code))
-	_, _ = w.Write(data)
-	return nil
+	return writeEncoded(w, out, int(s.Code), encodeStatus(s), nil)
 }
 
 // corruptStatus is the API error for an object whose stored value does not

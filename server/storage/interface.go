@@ -61,7 +61,7 @@ type Interface[O resource.Object] interface {
 	Get(ctx context.Context, key string, opts GetOptions) (O, error)
 
 	// GetList returns the objects matching opts, with the revision they were
-	// read at. The resourceVersion rules are wire-contract.md §1: "" consistent,
+	// read at. The resourceVersion rules (docs/architecture.md): "" consistent,
 	// "0" any, N+NotOlderThan at least N (never ErrExpired), N+Exact exactly N
 	// (ErrExpired if compacted), N > current → ErrTooLargeResourceVersion.
 	// With Limit > 0 the list is paginated; Continue resumes at the token's

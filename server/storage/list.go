@@ -32,8 +32,8 @@ type listPlan struct {
 // revision: etcd compacted the revision it pinned after its first read.
 var errRestartList = errors.New("storage: list revision compacted mid-list")
 
-// GetList implements Interface. The resourceVersion rules are
-// wire-contract.md §1:
+// GetList implements Interface. The resourceVersion rules
+// (docs/architecture.md):
 //
 //   - RV "" reads the latest revision with a quorum; "0" the latest a member
 //     has (serializable).
