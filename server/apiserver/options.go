@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -110,6 +111,11 @@ type Options struct {
 	// match the cluster's --max-request-bytes. Objects that would not fit
 	// are refused with 413 before they are sent.
 	EtcdMaxRequestBytes int
+
+	// Election decides which replica runs the controllers inside the
+	// server (namespace deletion, garbage collection): the one holding
+	// their Lease, as kube-controller-manager's --leader-elect.
+	Election controllers.Election
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -138,6 +144,8 @@ func DefaultOptions() Options {
 		StrategicMergePatchMaxListElements: endpoints.DefaultStrategicMergePatchMaxListElements,
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
+		// kube-controller-manager's.
+		Election: controllers.DefaultElection(),
 	}
 }
 
@@ -182,6 +190,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", o.MaxRequestBodyBytes, "largest request body a write accepts (kube-apiserver's MaxRequestBodyBytes); larger is 413; 0: no limit")
 	fs.Int64Var(&o.JSONPatchMaxCopyBytes, "json-patch-max-copy-bytes", o.JSONPatchMaxCopyBytes, "how many bytes the copy operations of one JSON patch may add (kube-apiserver's JSONPatchMaxCopyBytes); more is 422")
 	fs.IntVar(&o.StrategicMergePatchMaxListElements, "strategic-merge-patch-max-list-elements", o.StrategicMergePatchMaxListElements, "bounds the work of one strategic merge patch, which grows with the square of each list it merges (the object's elements and the patch's together): one list of this many elements, or lists whose squared lengths add up to its square; more is 413 (kube-apiserver has no bound); 0: no limit")
+	fs.BoolVar(&o.Election.Enabled, "leader-elect", o.Election.Enabled, "run the controllers inside the server (namespace deletion, garbage collection) only while this replica holds their Lease (kube-system/apiloom-controllers); off, this replica runs them always, which is right only for a single replica")
+	fs.DurationVar(&o.Election.LeaseDuration, "leader-elect-lease-duration", o.Election.LeaseDuration, "how long other replicas wait after the leader's last renewal before taking its Lease over")
+	fs.DurationVar(&o.Election.RenewDeadline, "leader-elect-renew-deadline", o.Election.RenewDeadline, "how long the leader keeps trying to renew its Lease before it stops its controllers; less than --leader-elect-lease-duration")
+	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
@@ -250,6 +262,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WatchWriteTimeout < 0 {
 		errs = append(errs, errors.New("--watch-write-timeout must not be negative"))
+	}
+	if e := o.Election; e.Enabled && (e.RetryPeriod <= 0 || e.RenewDeadline <= e.RetryPeriod || e.LeaseDuration <= e.RenewDeadline) {
+		errs = append(errs, errors.New("--leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration must hold, all positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -39,6 +39,10 @@ type Server struct {
 	caPEM     []byte
 	readyOnce sync.Once
 
+	// loopbackURL is how the server's own controllers reach it; set
+	// before ready closes.
+	loopbackURL string
+
 	// etcdEndpoint is the embedded etcd's client URL; set before ready
 	// closes, "" with an external etcd.
 	etcdEndpoint string
@@ -205,7 +209,8 @@ func (s *Server) Run(ctx context.Context) error {
 		u := etcd.socket.url()
 		s.etcdEndpoint = u.String()
 	}
-	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+kubeconfigHost(s.opts.BindAddress, ln), cert.caPEM, token); err != nil {
+	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
+	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, token); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
@@ -215,6 +220,8 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	s.readyOnce.Do(func() { close(s.ready) })
+	background.Add(1)
+	go func() { defer background.Done(); s.runControllers(requestsCtx) }()
 
 	select {
 	case err := <-serveErr:

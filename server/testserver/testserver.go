@@ -63,6 +63,12 @@ func WithCompactionInterval(d time.Duration) Option {
 	return func(o *apiserver.Options) { o.CompactionInterval = d }
 }
 
+// WithElection turns leader election of the server's own controllers on
+// or off (--leader-elect); off, this server runs them at once.
+func WithElection(on bool) Option {
+	return func(o *apiserver.Options) { o.Election.Enabled = on }
+}
+
 // Start starts a server for the resources install registers and returns
 // once it serves. The server stops, and waits for its goroutines, when t ends.
 func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *TestServer {

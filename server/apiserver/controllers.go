@@ -1,0 +1,36 @@
+package apiserver
+
+import (
+	"context"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/apiloom/apiloom/server/controllers"
+)
+
+// controllerList is the control loops the server runs (server/controllers
+// says how), in the order they start.
+func (s *Server) controllerList() []controllers.Controller {
+	return nil
+}
+
+// runControllers runs the controllers over a loopback client of this
+// server until ctx ends. It is called once the server serves.
+func (s *Server) runControllers(ctx context.Context) {
+	env := &controllers.Env{
+		Config: &rest.Config{
+			Host:        s.loopbackURL,
+			BearerToken: s.token,
+			// An operator's certificate need not name the loopback address;
+			// the connection never leaves this host.
+			TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM, Insecure: s.caPEM == nil},
+			QPS:             -1, // in-process: the server's own limits apply, not a client's
+			UserAgent:       "apiloom-controllers",
+		},
+		Resources: s.registry.Infos(),
+		Log:       s.log,
+	}
+	if err := controllers.Run(ctx, env, s.opts.Election, s.controllerList()...); err != nil {
+		s.log.Error("controllers stopped", "err", err)
+	}
+}
