@@ -149,7 +149,7 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 		return err
 	}
 	opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
-	if v := sh.versions[def.GroupVersionKind().GroupKind()]; v != nil {
+	if v := sh.versions[storedKind(&def.Info)]; v != nil {
 		opts = append(opts, endpoints.WithVersions(v))
 	}
 	if b.Limits != nil {
@@ -208,7 +208,7 @@ func (r *Registry) versions() (map[schema.GroupKind]*convert.Versions, error) {
 	byKind := map[schema.GroupKind][]convert.Version{}
 	var kinds []schema.GroupKind
 	for _, e := range r.entries {
-		gk := e.Info.GroupVersionKind().GroupKind()
+		gk := storedKind(e.Info)
 		if _, seen := byKind[gk]; !seen {
 			kinds = append(kinds, gk)
 		}
@@ -227,6 +227,13 @@ func (r *Registry) versions() (map[schema.GroupKind]*convert.Versions, error) {
 		out[gk] = v
 	}
 	return out, nil
+}
+
+// storedKind is the kind a resource's objects are stored as: the
+// versions of a kind are those stored as one, whatever their group
+// (events.k8s.io/v1 Event is a version of core/v1 Event).
+func storedKind(info *resource.Info) schema.GroupKind {
+	return schema.GroupKind{Group: info.StorageGroupVersion().Group, Kind: info.Kind}
 }
 
 // ErrNoSchema is returned by Build and TypeConverter when the OpenAPI
