@@ -7,7 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/apiloom/apiloom/server/apiserver"
 )
 
 // eventsNamespace creates the namespace ns for a test's events.
@@ -92,5 +95,55 @@ func TestEventsBothAPIs(t *testing.T) {
 	}
 	if l, err := kc.CoreV1().Events("ev").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 1 || l.Items[0].Name != "new" {
 		t.Fatalf("core/v1 list after the delete: %v %+v", err, l)
+	}
+}
+
+// TestEventsExpire: with --event-ttl, an Event expires that long after its
+// last write: etcd's lease deletes it, watchers of both APIs see DELETED,
+// and it leaves the watch cache (a list from the cache no longer has it).
+// etcd counts leases in whole seconds and raises very short ones to its
+// minimum, so this waits a few seconds, with a deadline.
+func TestEventsExpire(t *testing.T) {
+	ts, _ := startServer(t, func(o *apiserver.Options) { o.EventTTL = time.Second })
+	kc := kubernetes.NewForConfigOrDie(ts.Config)
+	ctx := t.Context()
+	eventsNamespace(t, kc, "ttl")
+	created, err := kc.CoreV1().Events("ttl").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "short"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ttl", Name: "p"},
+		Reason:         "Started", Type: corev1.EventTypeNormal,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := metav1.ListOptions{ResourceVersion: created.ResourceVersion}
+	coreW, err := kc.CoreV1().Events("ttl").Watch(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coreW.Stop()
+	evW, err := kc.EventsV1().Events("ttl").Watch(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evW.Stop()
+	deadline := time.After(30 * time.Second)
+	for _, w := range []watch.Interface{coreW, evW} {
+		select {
+		case e := <-w.ResultChan():
+			name := ""
+			if o, ok := e.Object.(metav1.Object); ok {
+				name = o.GetName()
+			}
+			if e.Type != watch.Deleted || name != "short" {
+				t.Fatalf("event %s of %q, want DELETED of short", e.Type, name)
+			}
+		case <-deadline:
+			t.Fatal("no DELETED within 30s of a 1s TTL")
+		}
+	}
+	l, err := kc.CoreV1().Events("ttl").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil || len(l.Items) != 0 {
+		t.Fatalf("list from the cache after expiry: %v %+v", err, l.Items)
 	}
 }
