@@ -18,7 +18,9 @@ func filler(seed int64) *randfill.Filler {
 	return randfill.NewWithSeed(seed).NilChance(0).NumElements(1, 2).Funcs(
 		func(s *string, c randfill.Continue) { *s = "s" + strconv.FormatUint(c.Uint64(), 36) },
 		func(t *metav1.Time, c randfill.Continue) { *t = metav1.Unix(c.Int63n(1<<32), 0) },
-		func(t *metav1.MicroTime, c randfill.Continue) { *t = metav1.NewMicroTime(metav1.Unix(c.Int63n(1<<32), c.Int63n(1e6)*1e3).Time) },
+		func(t *metav1.MicroTime, c randfill.Continue) {
+			*t = metav1.NewMicroTime(metav1.Unix(c.Int63n(1<<32), c.Int63n(1e6)*1e3).Time)
+		},
 	)
 }
 

@@ -83,8 +83,14 @@ func TestEventsBothAPIs(t *testing.T) {
 	}
 
 	for _, list := range []func() (int, error){
-		func() (int, error) { l, err := kc.CoreV1().Events("ev").List(ctx, metav1.ListOptions{}); return len(l.Items), err },
-		func() (int, error) { l, err := kc.EventsV1().Events("ev").List(ctx, metav1.ListOptions{}); return len(l.Items), err },
+		func() (int, error) {
+			l, err := kc.CoreV1().Events("ev").List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		func() (int, error) {
+			l, err := kc.EventsV1().Events("ev").List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
 	} {
 		if n, err := list(); err != nil || n != 2 {
 			t.Fatalf("list: %d events, %v; want 2", n, err)
