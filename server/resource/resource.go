@@ -199,6 +199,18 @@ type Definition[O Object] struct {
 	// pipeline, after the metadata rules and before storage; violations
 	// are one 422 Invalid with a cause each. It must not change obj or old.
 	Validate func(obj, old O) field.ErrorList
+
+	// Printer, optional, renders the kind's Table in place of the name
+	// and PrintColumns: a built-in kind whose kube-apiserver printer
+	// computes its cells (core/v1 Event's "Object" is kind/name).
+	Printer *Printer[O]
+}
+
+// Printer is a kind's own Table: its columns and the cells of one
+// object, one per column, with ages measured to now.
+type Printer[O Object] struct {
+	Columns []metav1.TableColumnDefinition
+	Cells   func(obj O, now time.Time) []any
 }
 
 // ObjectFields is the field set every resource supports; generated Fields

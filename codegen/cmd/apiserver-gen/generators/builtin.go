@@ -51,6 +51,9 @@ type builtinKind struct {
 	// TTL, when set, is how long objects live after their last write
 	// (a Go duration, "1h"; resource.Info.TTL).
 	TTL string `json:"ttl"`
+	// Printer, when set, is the kind's own Table, "<import path>.<Var>",
+	// a *resource.Printer[*T] (resource.Definition.Printer).
+	Printer string `json:"printer"`
 }
 
 // builtinField is a selectable field computed by a function.
@@ -111,7 +114,8 @@ func readBuiltins(name string) (builtinFile, error) {
 // validateFunc splits Validate into its package and function name.
 func (k *builtinKind) validateFunc() (pkg, name string, ok bool) { return splitFunc(k.Validate) }
 
-// funcs are the "<import path>.<Func>" names the kind gives.
+// funcs are the "<import path>.<Name>" functions and variables the kind
+// names.
 func (k *builtinKind) funcs() []string {
 	var out []string
 	if k.Validate != "" {
@@ -122,6 +126,9 @@ func (k *builtinKind) funcs() []string {
 	}
 	if st := k.Storage; st != nil {
 		out = append(out, st.ToStorage, st.FromStorage)
+	}
+	if k.Printer != "" {
+		out = append(out, k.Printer)
 	}
 	return out
 }
@@ -246,6 +253,14 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 			return nil, fmt.Errorf("fields: %s: %w", f.Key, err)
 		}
 		r.SelectableFields = append(r.SelectableFields, &fieldGetter{Key: f.Key, Func: fn})
+	}
+	if bk.Printer != "" {
+		pkg, name, _ := splitFunc(bk.Printer)
+		v := u.Variable(types.Name{Package: pkg, Name: name})
+		if v.Kind != types.DeclarationOf || v.Underlying == nil {
+			return nil, fmt.Errorf("printer %s: no such variable", bk.Printer)
+		}
+		r.Printer = v
 	}
 	if bk.TTL != "" {
 		r.TTL, _ = time.ParseDuration(bk.TTL) // checked by readBuiltins

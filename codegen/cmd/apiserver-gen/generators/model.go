@@ -80,6 +80,9 @@ type resourceModel struct {
 	// Validate is the function with the kind's validation rules (a
 	// built-in kind's, from builtin/apis.yaml); nil for none.
 	Validate *types.Type
+	// Printer is the variable holding the kind's own Table (a built-in
+	// kind's, from builtin/apis.yaml); nil for the printer columns.
+	Printer *types.Type
 	// TTL is how long objects live after their last write; 0 for ever.
 	TTL time.Duration
 }

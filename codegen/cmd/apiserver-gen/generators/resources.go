@@ -80,6 +80,11 @@ const builtInTemplate = `		BuiltIn: true,
 const validateTemplate = `	Validate: $.validate|raw$,
 `
 
+// printerTemplate states Printer, for a kind with its own Table (a
+// built-in kind's).
+const printerTemplate = `	Printer: $.printer|raw$,
+`
+
 // definitionInfoCloseTemplate ends the Info and states New.
 const definitionInfoCloseTemplate = `	},
 	New: func() *$.type|raw$ { return new($.type|raw$) },
@@ -284,6 +289,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.Validate != nil {
 		sw.Do(validateTemplate, args.With("validate", r.Validate))
+	}
+	if r.Printer != nil {
+		sw.Do(printerTemplate, args.With("printer", r.Printer))
 	}
 	if err := sw.Error(); err != nil {
 		return err

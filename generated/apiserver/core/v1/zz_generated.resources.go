@@ -6,6 +6,7 @@ import (
 	"time"
 
 	builtinfields "github.com/apiloom/apiloom/builtin/fields"
+	printers "github.com/apiloom/apiloom/builtin/printers"
 	validation "github.com/apiloom/apiloom/builtin/validation"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
@@ -86,6 +87,7 @@ var Event = &resource.Definition[*corev1.Event]{
 			equality.Semantic.DeepEqual(a.ReportingInstance, b.ReportingInstance)
 	},
 	Validate: validation.CoreV1Event,
+	Printer:  printers.CoreV1Event,
 }
 
 // eventFields returns the field-selector fields of the Event o.

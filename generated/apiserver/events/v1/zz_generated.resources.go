@@ -4,6 +4,7 @@ package v1
 
 import (
 	conversion "github.com/apiloom/apiloom/builtin/conversion"
+	printers "github.com/apiloom/apiloom/builtin/printers"
 	validation "github.com/apiloom/apiloom/builtin/validation"
 	apiservercorev1 "github.com/apiloom/apiloom/generated/apiserver/core/v1"
 	registry "github.com/apiloom/apiloom/server/registry"
@@ -56,6 +57,7 @@ var Event = &resource.Definition[*eventsv1.Event]{
 			equality.Semantic.DeepEqual(a.DeprecatedCount, b.DeprecatedCount)
 	},
 	Validate: validation.EventsV1Event,
+	Printer:  printers.EventsV1Event,
 }
 
 // eventFields returns the field-selector fields of the Event o.
