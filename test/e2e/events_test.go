@@ -81,6 +81,15 @@ func TestEventsBothAPIs(t *testing.T) {
 	if err != nil || ev.Series == nil || ev.Series.Count != 2 || ev.ResourceVersion != updated.ResourceVersion {
 		t.Fatalf("events.k8s.io/v1 after the update: %v %+v", err, ev)
 	}
+	// Managed fields are kept across the groups: the create's, recorded
+	// in events.k8s.io/v1, and the update's, in v1.
+	versions := map[string]bool{}
+	for _, m := range ev.ManagedFields {
+		versions[m.APIVersion] = true
+	}
+	if !versions["events.k8s.io/v1"] || !versions["v1"] {
+		t.Fatalf("managed fields %+v, want entries of events.k8s.io/v1 and v1", ev.ManagedFields)
+	}
 
 	for _, list := range []func() (int, error){
 		func() (int, error) {
