@@ -6,6 +6,7 @@ import (
 	coordinationv1 "github.com/apiloom/apiloom/generated/apiserver/coordination/v1"
 	corev1 "github.com/apiloom/apiloom/generated/apiserver/core/v1"
 	crdconfv1 "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
+	eventsv1 "github.com/apiloom/apiloom/generated/apiserver/events/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
@@ -19,6 +20,7 @@ func Install(r *registry.Registry) {
 	coordinationv1.Install(r)
 	corev1.Install(r)
 	crdconfv1.Install(r)
+	eventsv1.Install(r)
 	examplev1.Install(r)
 	examplev2alpha1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)

@@ -66,6 +66,13 @@ type Options struct {
 	// ("leases.coordination.k8s.io"); "*" is every one (the default), an
 	// empty list none.
 	BuiltinAPIs []string
+	// EventTTL is how long core/v1 Events (and events.k8s.io/v1, the same
+	// objects) live after their last write; 0 keeps them (kube-apiserver's
+	// --event-ttl).
+	EventTTL time.Duration
+	// LeaseReuseDurationSeconds is how long the etcd lease expiring
+	// objects is shared by later writes (kube-apiserver's flag).
+	LeaseReuseDurationSeconds int64
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
 	WatchCache bool
@@ -131,6 +138,8 @@ func DefaultOptions() Options {
 		HTTP2OverheadBudget:          10000,
 		WatchCache:                   true,
 		BuiltinAPIs:                  []string{"*"},
+		EventTTL:                     time.Hour,
+		LeaseReuseDurationSeconds:    int64(storage.DefaultLeaseReuse / time.Second),
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
 		// kube-apiserver's defaults.
@@ -179,6 +188,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"before GOAWAY(ENHANCE_YOUR_CALM): rapid reset and frame floods; --http2-server=apiloom only; negative disables")
 	fs.StringSliceVar(&o.BuiltinAPIs, "builtin-apis", o.BuiltinAPIs,
 		"the built-in kinds to serve, by resource name or resource.group (namespaces,configmaps,secrets,leases.coordination.k8s.io); * serves all of them, an empty value none")
+	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "how long events (core/v1 and events.k8s.io/v1) are retained after their last write: an etcd lease deletes them then, "+
+		"and watchers see DELETED; 0 keeps them until deleted")
+	fs.Int64Var(&o.LeaseReuseDurationSeconds, "lease-reuse-duration-seconds", o.LeaseReuseDurationSeconds, "how long, in seconds, one etcd lease serves the writes of objects that expire "+
+		"(events), at most 5% of their TTL: a lower value attaches fewer objects to each lease, so more leases; 0 grants one per write")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
@@ -235,6 +248,12 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdMinFreeDiskBytes != 0 && o.EtcdMinFreeDiskBytes < minEtcdMinFreeDiskBytes {
 		errs = append(errs, fmt.Errorf("--etcd-min-free-disk-bytes must be 0 (off) or at least %d (one etcd WAL segment)", minEtcdMinFreeDiskBytes))
+	}
+	if o.EventTTL < 0 {
+		errs = append(errs, errors.New("--event-ttl must not be negative"))
+	}
+	if o.LeaseReuseDurationSeconds < 0 {
+		errs = append(errs, errors.New("--lease-reuse-duration-seconds must not be negative"))
 	}
 	if o.CompactionInterval < 0 {
 		errs = append(errs, errors.New("--etcd-compaction-interval must not be negative"))

@@ -18,8 +18,13 @@ import (
 //
 // Label selectors and metadata fields select the same objects in every
 // version. A field selector on a spec field is evaluated on the stored
-// object's field of the same path (the generator allows a version only
-// the selectable fields its storage version has).
+// object's field of the same path, or of the path the conversion's
+// FieldLabels name (the generator allows a version only the selectable
+// fields its storage version has, under either).
+//
+// The storage version may be in another API group (events.k8s.io/v1 Event
+// is stored as core/v1 Event): keys, resource versions and history are
+// then shared across the two groups.
 type Storage[O, S resource.Object] struct {
 	inner storage.Interface[S]
 	def   *resource.Definition[O]
@@ -41,8 +46,8 @@ func New[O, S resource.Object](inner storage.Interface[S], def *resource.Definit
 	if conv.Storage == nil || conv.ToStorage == nil || conv.FromStorage == nil {
 		panic(fmt.Sprintf("convert: %s: incomplete conversion", def.GroupVersionResource()))
 	}
-	if def.StorageVersion != conv.Storage.Version || def.Group != conv.Storage.Group || def.Kind != conv.Storage.Kind {
-		panic(fmt.Sprintf("convert: %s is stored as %s, not %s", def.GroupVersionKind(), def.StorageVersion, conv.Storage.GroupVersionKind()))
+	if def.StorageGroupVersion() != conv.Storage.GroupVersion() || def.Kind != conv.Storage.Kind {
+		panic(fmt.Sprintf("convert: %s is stored as %s, not %s", def.GroupVersionKind(), def.StorageGroupVersion(), conv.Storage.GroupVersionKind()))
 	}
 	return &Storage[O, S]{
 		inner: inner, def: def, conv: conv,
@@ -93,6 +98,10 @@ func (c *Storage[O, S]) Get(ctx context.Context, key string, opts storage.GetOpt
 // and encoded anew (Raw is nil): a list is one request's, a watch event
 // many watchers'.
 func (c *Storage[O, S]) GetList(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
+	opts, err := c.storageOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	l, err := c.inner.GetList(ctx, opts)
 	if err != nil {
 		return nil, err

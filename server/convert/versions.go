@@ -81,13 +81,15 @@ var _ runtime.ObjectConvertor = (*Versions)(nil)
 
 // NewVersions returns the converter between versions, which must be the
 // versions of one kind, exactly one of them its storage version, each
-// other one converted to it.
+// other one converted to it. A version may be in another API group than
+// its storage version (events.k8s.io/v1 Event and core/v1 Event): the
+// kind is one by its storage, not by its group.
 func NewVersions(versions ...Version) (*Versions, error) {
 	v := &Versions{byGV: make(map[schema.GroupVersion]*Version, len(versions))}
 	for i := range versions {
 		ver := &versions[i]
 		info := ver.Info
-		if first := versions[0].Info; info.Group != first.Group || info.Kind != first.Kind {
+		if first := versions[0].Info; info.StorageGroupVersion().Group != first.StorageGroupVersion().Group || info.Kind != first.Kind {
 			return nil, fmt.Errorf("%w: %s and %s", ErrVersions, first.GroupVersionKind(), info.GroupVersionKind())
 		}
 		if _, dup := v.byGV[info.GroupVersion()]; dup {
@@ -108,8 +110,8 @@ func NewVersions(versions ...Version) (*Versions, error) {
 		return nil, fmt.Errorf("%w: no storage version", ErrVersions)
 	}
 	for _, ver := range v.byGV {
-		if ver != v.storage && ver.Info.StorageVersion != v.storage.Info.Version {
-			return nil, fmt.Errorf("%w: %s is stored as %s, not %s", ErrVersions, ver.Info.GroupVersionKind(), ver.Info.StorageVersion, v.storage.Info.Version)
+		if ver != v.storage && ver.Info.StorageGroupVersion() != v.storage.Info.GroupVersion() {
+			return nil, fmt.Errorf("%w: %s is stored as %s, not %s", ErrVersions, ver.Info.GroupVersionKind(), ver.Info.StorageGroupVersion(), v.storage.Info.GroupVersion())
 		}
 	}
 	return v, nil
@@ -133,6 +135,11 @@ func (v *Versions) ConvertToVersion(in runtime.Object, target runtime.GroupVersi
 		return nil, runtime.NewNotRegisteredErrForKind("apiloom", fromGVK)
 	}
 	toGVK, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{fromGVK})
+	if gv, isGV := target.(schema.GroupVersion); isGV && !ok {
+		// A GroupVersion finds kinds of its own group only; the kind's
+		// versions may be in several (events.k8s.io and core Events).
+		toGVK, ok = gv.WithKind(fromGVK.Kind), true
+	}
 	if !ok {
 		return nil, runtime.NewNotRegisteredErrForTarget("apiloom", reflect.TypeOf(in), target)
 	}

@@ -129,3 +129,41 @@ func TestNewVersionsRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsAcrossGroups: a version in another API group, stored as the
+// storage version (as events.k8s.io/v1 Event is stored as core/v1
+// Event), is one kind with it: NewVersions takes the two, and the field
+// manager's conversions go both ways, the target named by a GroupVersion
+// of the other group.
+func TestVersionsAcrossGroups(t *testing.T) {
+	stored, other, conv := versions()
+	other.Group, other.Version = "other.example.com", "v7"
+	other.StorageVersion, other.StorageAPIVersion = stored.Version, stored.GroupVersion().String()
+	v, err := NewVersions(StorageVersion(stored), ConvertedVersion(other, conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &widget{}
+	in.Name, in.Spec.Size = "w", 2
+	in.GetObjectKind().SetGroupVersionKind(other.GroupVersionKind())
+	out, err := v.ConvertToVersion(in, stored.GroupVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := out.(*widget); w.Spec.Size != 2*sizeFactor || w.GroupVersionKind() != stored.GroupVersionKind() {
+		t.Fatalf("to the storage group: %+v %s", w.Spec, w.GroupVersionKind())
+	}
+	back, err := v.ConvertToVersion(out, other.GroupVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := back.(*widget); w.Spec.Size != 2 || w.GroupVersionKind() != other.GroupVersionKind() {
+		t.Fatalf("back to the other group: %+v %s", w.Spec, w.GroupVersionKind())
+	}
+	// Without StorageAPIVersion the other group's version would be stored
+	// in its own group: not a version of this kind.
+	other.StorageAPIVersion = ""
+	if _, err := NewVersions(StorageVersion(stored), ConvertedVersion(other, conv)); !errors.Is(err, ErrVersions) {
+		t.Fatalf("another group without StorageAPIVersion: %v, want ErrVersions", err)
+	}
+}

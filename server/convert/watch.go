@@ -16,6 +16,10 @@ import (
 // this version's watchers too (frameMemo); others are converted per
 // watcher and encoded by the handler.
 func (c *Storage[O, S]) Watch(ctx context.Context, opts storage.ListOptions) (storage.Watcher[O], error) {
+	opts, err := c.storageOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	w, err := c.inner.Watch(ctx, opts)
 	if err != nil {
 		return nil, err

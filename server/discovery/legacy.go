@@ -94,7 +94,7 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 			// As kube-apiserver for a CRD: the hash of the version objects
 			// are stored in, the same in every version of the kind, so
 			// that a storage migrator sees when it changes.
-			StorageVersionHash: storageVersionHash(info.Group, storageVersion(info), info.Kind),
+			StorageVersionHash: storageVersionHash(info.StorageGroupVersion().Group, storageVersion(info), info.Kind),
 		})
 		if info.HasStatus {
 			out.APIResources = append(out.APIResources, metav1.APIResource{
@@ -120,10 +120,7 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 
 // storageVersion is the version the resource's objects are stored in.
 func storageVersion(info *resource.Info) string {
-	if info.Stored() {
-		return info.Version
-	}
-	return info.StorageVersion
+	return info.StorageGroupVersion().Version
 }
 
 // singular is the resource's singular name, defaulting as kube-apiserver

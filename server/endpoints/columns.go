@@ -45,6 +45,9 @@ type columns struct {
 	// otherwise they are left out of the conversion, which they would
 	// dominate.
 	keepManagedFields bool
+	// custom, when set, renders the cells of the kind's own printer
+	// (printer.go).
+	custom func(obj resource.Object, now time.Time) []any
 }
 
 // newColumns compiles the printer columns of info.
@@ -99,6 +102,9 @@ func mayReadManagedFields(p string) bool {
 // cells returns obj's row cells. now is the time ages are measured to; buf
 // is scratch space a Table reuses across its rows.
 func (c *columns) cells(obj resource.Object, now time.Time, buf *bytes.Buffer) ([]any, error) {
+	if c.custom != nil {
+		return c.custom(obj, now), nil
+	}
 	cells := make([]any, 1, len(c.defs))
 	cells[0] = obj.GetName()
 	if c.paths == nil {

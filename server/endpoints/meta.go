@@ -96,12 +96,14 @@ func (f *form) decodeError() error {
 
 // invalid is the 422 Invalid for the violations errs of obj, naming the
 // kind and the object with every violation as a cause, as kube-apiserver
-// answers a write that fails validation; nil when errs is empty.
+// answers a write that fails validation; nil when errs is empty. The
+// kind is the stored one, which kube-apiserver validates: an
+// events.k8s.io/v1 Event is refused as an Event of the core group.
 func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(h.gvk.GroupKind(), obj.GetName(), errs)
+	return apierrors.NewInvalid(schema.GroupKind{Group: h.def.StorageGroupVersion().Group, Kind: h.gvk.Kind}, obj.GetName(), errs)
 }
 
 // prepareUpdate turns the object a client sent (or a patch produced) into

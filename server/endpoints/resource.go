@@ -70,6 +70,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
+	withPrinter(cols, def.Printer)
 	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))

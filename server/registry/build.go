@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,6 +38,20 @@ type Backend struct {
 	// Limits bound each resource's requests (endpoints.DefaultLimits when
 	// nil).
 	Limits *endpoints.Limits
+	// TTL overrides the resource.Info.TTL of the resources it names
+	// (--event-ttl for core events); 0 keeps their objects until deleted.
+	TTL map[schema.GroupResource]time.Duration
+	// LeaseReuse is how long objects that expire share a lease
+	// (storage.WithTTL); negative: storage.DefaultLeaseReuse.
+	LeaseReuse time.Duration
+}
+
+// ttl is how long the objects of info live after their last write.
+func (b *Backend) ttl(info *resource.Info) time.Duration {
+	if d, ok := b.TTL[info.GroupResource()]; ok {
+		return d
+	}
+	return info.TTL
 }
 
 // Served is the built form of a registry: one handler per resource and
@@ -116,7 +131,8 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			log = b.Log.With("resource", def.GroupResource().String())
 		}
 		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
-			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes))
+			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes),
+			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse))
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}
@@ -149,7 +165,7 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 		return err
 	}
 	opts := []endpoints.Option{endpoints.WithTypeConverter(sh.tc), endpoints.WithSchemas(sh.schemas), endpoints.WithSchemaCheck(check)}
-	if v := sh.versions[def.GroupVersionKind().GroupKind()]; v != nil {
+	if v := sh.versions[storedKind(&def.Info)]; v != nil {
 		opts = append(opts, endpoints.WithVersions(v))
 	}
 	if b.Limits != nil {
@@ -208,7 +224,7 @@ func (r *Registry) versions() (map[schema.GroupKind]*convert.Versions, error) {
 	byKind := map[schema.GroupKind][]convert.Version{}
 	var kinds []schema.GroupKind
 	for _, e := range r.entries {
-		gk := e.Info.GroupVersionKind().GroupKind()
+		gk := storedKind(e.Info)
 		if _, seen := byKind[gk]; !seen {
 			kinds = append(kinds, gk)
 		}
@@ -227,6 +243,13 @@ func (r *Registry) versions() (map[schema.GroupKind]*convert.Versions, error) {
 		out[gk] = v
 	}
 	return out, nil
+}
+
+// storedKind is the kind a resource's objects are stored as: the
+// versions of a kind are those stored as one, whatever their group
+// (events.k8s.io/v1 Event is a version of core/v1 Event).
+func storedKind(info *resource.Info) schema.GroupKind {
+	return schema.GroupKind{Group: info.StorageGroupVersion().Group, Kind: info.Kind}
 }
 
 // ErrNoSchema is returned by Build and TypeConverter when the OpenAPI

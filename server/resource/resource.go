@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,6 +62,17 @@ type Info struct {
 	// Conversion to it (registry.RegisterConverted). Empty: objects are
 	// stored in this version.
 	StorageVersion string
+	// StorageAPIVersion is the apiVersion of the storage version when it
+	// is in another API group than the resource's own ("v1" for the core
+	// group): events.k8s.io/v1 Event is stored as core/v1 Event, as
+	// kube-apiserver stores it, and StorageVersion is then the version
+	// part of it. Empty: the storage version is in Group.
+	StorageAPIVersion string
+	// TTL, when positive, is how long an object lives after its last
+	// write: its etcd key carries a lease that deletes it then, as
+	// kube-apiserver expires Events (--event-ttl, which overrides it for
+	// core/v1 events). Zero: objects live until deleted.
+	TTL time.Duration
 	// BuiltIn is true for a kind served from the upstream Go types of
 	// k8s.io/api (a Namespace, a ConfigMap, ...), described to the
 	// generator by builtin/apis.yaml rather than by markers; the server's
@@ -69,7 +82,25 @@ type Info struct {
 
 // Stored reports whether objects of this version are stored as they are
 // (it is the storage version, or the kind has only this one).
-func (i *Info) Stored() bool { return i.StorageVersion == "" || i.StorageVersion == i.Version }
+func (i *Info) Stored() bool {
+	return i.StorageAPIVersion == "" && (i.StorageVersion == "" || i.StorageVersion == i.Version)
+}
+
+// StorageGroupVersion is the group-version objects of the resource are
+// stored in: its own, or StorageVersion in Group or in StorageAPIVersion's
+// group.
+func (i *Info) StorageGroupVersion() schema.GroupVersion {
+	switch {
+	case i.StorageAPIVersion != "":
+		gv, err := schema.ParseGroupVersion(i.StorageAPIVersion)
+		if err == nil {
+			return gv
+		}
+	case i.StorageVersion != "":
+		return schema.GroupVersion{Group: i.Group, Version: i.StorageVersion}
+	}
+	return i.GroupVersion()
+}
 
 // Conversion converts the objects of one version of a kind (O) to and from
 // the version the kind is stored in (S), the functions conversion-gen
@@ -85,6 +116,11 @@ type Conversion[O, S Object] struct {
 	ToStorage func(in O, out S) error
 	// FromStorage sets out to in, converted.
 	FromStorage func(in S, out O) error
+	// FieldLabels maps O's field-selector keys to the storage version's,
+	// where they differ (events.k8s.io/v1 Event's regarding.kind is core/v1
+	// Event's involvedObject.kind): selectors are evaluated on stored
+	// objects. A key not in the map is the same in both.
+	FieldLabels map[string]string
 }
 
 // ScaleInfo says where the fields of a kind's scale subresource
@@ -163,6 +199,18 @@ type Definition[O Object] struct {
 	// pipeline, after the metadata rules and before storage; violations
 	// are one 422 Invalid with a cause each. It must not change obj or old.
 	Validate func(obj, old O) field.ErrorList
+
+	// Printer, optional, renders the kind's Table in place of the name
+	// and PrintColumns: a built-in kind whose kube-apiserver printer
+	// computes its cells (core/v1 Event's "Object" is kind/name).
+	Printer *Printer[O]
+}
+
+// Printer is a kind's own Table: its columns and the cells of one
+// object, one per column, with ages measured to now.
+type Printer[O Object] struct {
+	Columns []metav1.TableColumnDefinition
+	Cells   func(obj O, now time.Time) []any
 }
 
 // ObjectFields is the field set every resource supports; generated Fields

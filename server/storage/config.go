@@ -2,6 +2,7 @@ package storage
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -31,6 +32,12 @@ type config struct {
 	log *slog.Logger
 	// registerer receives the store's metrics; nil registers nothing.
 	registerer prometheus.Registerer
+	// ttl, when positive, is how long objects live after their last
+	// write (an etcd lease on the key); leaseReuse is how long a lease is
+	// shared by later writes (lease.go).
+	ttl, leaseReuse time.Duration
+	// now is the clock lease reuse is measured with.
+	now func() time.Time
 }
 
 const (
@@ -48,6 +55,8 @@ func defaultConfig() config {
 		maxListChunk:    defaultMaxListChunk,
 		maxRequestBytes: DefaultMaxRequestBytes,
 		log:             slog.New(slog.DiscardHandler),
+		leaseReuse:      DefaultLeaseReuse,
+		now:             time.Now,
 	}
 }
 
@@ -97,3 +106,24 @@ func withSyncPageSize(n int64) Option {
 		}
 	}
 }
+
+// WithTTL makes objects expire ttl after their last write, as
+// kube-apiserver expires Events: every create and every update that
+// changes the object attaches an etcd lease to its key, and etcd deletes
+// the key when the lease ends, which watchers see as DELETED. etcd counts
+// in whole seconds (ttl rounds up) and may raise a very short TTL to its
+// minimum. A lease is shared by the writes of up to reuse (capped at 5%
+// of ttl; DefaultLeaseReuse, kube-apiserver's
+// --lease-reuse-duration-seconds, when reuse < 0), so objects may live
+// that much longer. ttl <= 0 keeps objects until deleted.
+func WithTTL(ttl, reuse time.Duration) Option {
+	return func(c *config) {
+		c.ttl = ttl
+		if reuse >= 0 {
+			c.leaseReuse = reuse
+		}
+	}
+}
+
+// withClock sets the clock lease reuse is measured with.
+func withClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

@@ -24,3 +24,6 @@ func WithCompactTicks(ticks <-chan time.Time) CompactorOption {
 		c.after = func(time.Duration) <-chan time.Time { return ticks }
 	}
 }
+
+// WithClock sets the clock lease reuse is measured with.
+var WithClock = withClock

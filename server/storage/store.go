@@ -35,6 +35,9 @@ type Store[O resource.Object] struct {
 	// decodeErrors counts and logs values that do not decode; safe for
 	// concurrent use.
 	decodeErrors *decodeErrors
+	// leases grant the leases objects expire with; nil when they do not
+	// (WithTTL). Safe for concurrent use.
+	leases *leaseManager
 }
 
 // New returns the store of the resource def under prefix, the resource's
@@ -50,7 +53,12 @@ func New[O resource.Object](client *clientv3.Client, prefix string, def *resourc
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var leases *leaseManager
+	if cfg.ttl > 0 {
+		leases = newLeaseManager(client.Lease, cfg.ttl, cfg.leaseReuse, cfg.now)
+	}
 	return &Store[O]{
+		leases:     leases,
 		kv:         client.KV,
 		watcher:    client.Watcher,
 		prefix:     prefix,
@@ -114,10 +122,15 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 	if err := s.checkSize(key, full, data); err != nil {
 		return zero, err
 	}
+	putOpts, lease, err := s.putOptions(ctx, key)
+	if err != nil {
+		return zero, err
+	}
 	resp, err := s.kv.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
-		Then(clientv3.OpPut(full, string(data))).
+		Then(clientv3.OpPut(full, string(data), putOpts...)).
 		Commit()
+	s.leaseGone(err, lease)
 	if rev, ok := s.appliedDespiteNoSpace(ctx, err, full, data); ok {
 		s.codec.stamp(out, rev)
 		return out, nil

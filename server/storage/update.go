@@ -25,8 +25,12 @@ const conflictDetail = "the object has been modified; please apply your changes 
 // An update that leaves the stored bytes unchanged is not written: the
 // current object is returned with its resourceVersion unchanged, and
 // watchers see no event (as kube-apiserver does).
-func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (O, error) {
+func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (_ O, err error) {
 	full := s.prefix + key
+	// leased is the lease of the last put; a transaction that fails on it
+	// makes the lease manager forget it.
+	var leased clientv3.LeaseID
+	defer func() { s.leaseGone(err, leased) }()
 	return s.readModifyWrite(ctx, key, pre, "update", func(kv *mvccpb.KeyValue, cur O) (*clientv3.Op, O, error) {
 		var zero O
 		updated, err := tryUpdate(copyOf(cur))
@@ -47,7 +51,12 @@ func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Precon
 		if err := s.checkSize(key, full, data); err != nil {
 			return nil, zero, err
 		}
-		put := clientv3.OpPut(full, string(data))
+		putOpts, lease, err := s.putOptions(ctx, key)
+		if err != nil {
+			return nil, zero, err
+		}
+		put := clientv3.OpPut(full, string(data), putOpts...)
+		leased = lease
 		return &put, updated, nil
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/code-generator/pkg/apidefinitions"
 	"k8s.io/gengo/v2/types"
@@ -40,6 +41,41 @@ type builtinKind struct {
 	// "<import path>.<Func>", of type func(obj, old *T) field.ErrorList;
 	// empty for none.
 	Validate string `json:"validate"`
+	// Fields are selectable fields whose value is not one field of the
+	// object (core/v1 Event's "source"), each computed by a function.
+	Fields []builtinField `json:"fields"`
+	// Storage, for a kind served over the storage of a kind in another
+	// package (events.k8s.io/v1 Event over core/v1 Event), names it and
+	// the conversions.
+	Storage *builtinStorage `json:"storage"`
+	// TTL, when set, is how long objects live after their last write
+	// (a Go duration, "1h"; resource.Info.TTL).
+	TTL string `json:"ttl"`
+	// Printer, when set, is the kind's own Table, "<import path>.<Var>",
+	// a *resource.Printer[*T] (resource.Definition.Printer).
+	Printer string `json:"printer"`
+}
+
+// builtinField is a selectable field computed by a function.
+type builtinField struct {
+	// Key is the field-selector key ("source").
+	Key string `json:"key"`
+	// Func is "<import path>.<Func>", of type func(*T) string.
+	Func string `json:"func"`
+}
+
+// builtinStorage says where a kind's objects are stored: as the kind of
+// the same name in Package, which this file must also serve.
+type builtinStorage struct {
+	Package string `json:"package"`
+	// ToStorage and FromStorage are "<import path>.<Func>" conversions
+	// with conversion-gen's signature, func(in *A, out *B, s
+	// conversion.Scope) error.
+	ToStorage   string `json:"toStorage"`
+	FromStorage string `json:"fromStorage"`
+	// FieldLabels maps the kind's field-selector keys to the stored
+	// kind's where they differ (resource.Conversion.FieldLabels).
+	FieldLabels map[string]string `json:"fieldLabels"`
 }
 
 // readBuiltins reads the file at name; an empty name is no built-ins.
@@ -60,8 +96,15 @@ func readBuiltins(name string) (builtinFile, error) {
 			return nil, fmt.Errorf("%s: every entry needs a package and kinds", name)
 		}
 		for _, k := range p.Kinds {
-			if _, _, ok := k.validateFunc(); k.Validate != "" && !ok {
-				return nil, fmt.Errorf("%s: %s.%s: validate %q is not <import path>.<Func>", name, p.Package, k.Kind, k.Validate)
+			for _, fn := range k.funcs() {
+				if _, _, ok := splitFunc(fn); !ok {
+					return nil, fmt.Errorf("%s: %s.%s: %q is not <import path>.<Func>", name, p.Package, k.Kind, fn)
+				}
+			}
+			if k.TTL != "" {
+				if d, err := time.ParseDuration(k.TTL); err != nil || d <= 0 {
+					return nil, fmt.Errorf("%s: %s.%s: ttl %q is not a positive duration", name, p.Package, k.Kind, k.TTL)
+				}
 			}
 		}
 	}
@@ -69,12 +112,44 @@ func readBuiltins(name string) (builtinFile, error) {
 }
 
 // validateFunc splits Validate into its package and function name.
-func (k *builtinKind) validateFunc() (pkg, name string, ok bool) {
-	i := strings.LastIndex(k.Validate, ".")
-	if i <= 0 || strings.LastIndex(k.Validate, "/") > i {
+func (k *builtinKind) validateFunc() (pkg, name string, ok bool) { return splitFunc(k.Validate) }
+
+// funcs are the "<import path>.<Name>" functions and variables the kind
+// names.
+func (k *builtinKind) funcs() []string {
+	var out []string
+	if k.Validate != "" {
+		out = append(out, k.Validate)
+	}
+	for _, f := range k.Fields {
+		out = append(out, f.Func)
+	}
+	if st := k.Storage; st != nil {
+		out = append(out, st.ToStorage, st.FromStorage)
+	}
+	if k.Printer != "" {
+		out = append(out, k.Printer)
+	}
+	return out
+}
+
+// splitFunc splits "<import path>.<Func>" into its package and name.
+func splitFunc(fn string) (pkg, name string, ok bool) {
+	i := strings.LastIndex(fn, ".")
+	if i <= 0 || strings.LastIndex(fn, "/") > i {
 		return "", "", false
 	}
-	return k.Validate[:i], k.Validate[i+1:], true
+	return fn[:i], fn[i+1:], true
+}
+
+// function is the function fn names in u, or an error.
+func function(u types.Universe, fn string) (*types.Type, error) {
+	pkg, name, _ := splitFunc(fn)
+	t := u.Function(types.Name{Package: pkg, Name: name})
+	if t.Kind != types.DeclarationOf || t.Underlying == nil || t.Underlying.Signature == nil {
+		return nil, fmt.Errorf("%s: no such function", fn)
+	}
+	return t, nil
 }
 
 // packages are the Go packages the file needs loaded: the API packages
@@ -84,8 +159,10 @@ func (f builtinFile) packages() []string {
 	for _, p := range f {
 		out = append(out, p.Package)
 		for _, k := range p.Kinds {
-			if pkg, _, ok := k.validateFunc(); ok {
-				out = append(out, pkg)
+			for _, fn := range k.funcs() {
+				if pkg, _, ok := splitFunc(fn); ok {
+					out = append(out, pkg)
+				}
 			}
 		}
 	}
@@ -133,6 +210,9 @@ func (a *analyzer) builtins(u types.Universe, f builtinFile) ([]*groupVersion, e
 		}
 		gvs = append(gvs, gv)
 	}
+	if len(errs) == 0 {
+		errs = append(errs, linkBuiltinStorage(u, f, gvs))
+	}
 	return gvs, errors.Join(errs...)
 }
 
@@ -160,12 +240,30 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 		r.OpenAPIName = openapiutil.ToRESTFriendlyName(r.OpenAPIName)
 	}
 	if bk.Validate != "" {
-		pkg, name, _ := bk.validateFunc()
-		fn := u.Function(types.Name{Package: pkg, Name: name})
-		if fn.Kind != types.DeclarationOf || fn.Underlying == nil || fn.Underlying.Signature == nil {
-			return nil, fmt.Errorf("validate %s: no such function", bk.Validate)
+		if r.Validate, err = function(u, bk.Validate); err != nil {
+			return nil, fmt.Errorf("validate %w", err)
 		}
-		r.Validate = fn
+	}
+	for _, f := range bk.Fields {
+		if slices.ContainsFunc(r.SelectableFields, func(g *fieldGetter) bool { return g.Key == f.Key }) {
+			return nil, fmt.Errorf("fields: %s is selectable twice", f.Key)
+		}
+		fn, err := function(u, f.Func)
+		if err != nil {
+			return nil, fmt.Errorf("fields: %s: %w", f.Key, err)
+		}
+		r.SelectableFields = append(r.SelectableFields, &fieldGetter{Key: f.Key, Func: fn})
+	}
+	if bk.Printer != "" {
+		pkg, name, _ := splitFunc(bk.Printer)
+		v := u.Variable(types.Name{Package: pkg, Name: name})
+		if v.Kind != types.DeclarationOf || v.Underlying == nil {
+			return nil, fmt.Errorf("printer %s: no such variable", bk.Printer)
+		}
+		r.Printer = v
+	}
+	if bk.TTL != "" {
+		r.TTL, _ = time.ParseDuration(bk.TTL) // checked by readBuiltins
 	}
 	return r, nil
 }

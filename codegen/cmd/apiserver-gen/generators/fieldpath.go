@@ -31,6 +31,9 @@ type fieldGetter struct {
 	Named bool
 	// Builtin is the value's builtin type name, e.g. "int32".
 	Builtin string
+	// Func, when set, computes the value: a func(*T) string of a built-in
+	// kind's `fields` (builtin/apis.yaml); the other fields are unused.
+	Func *types.Type
 }
 
 // valueFormat is how a selectable value is turned into a string.

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	clientgenutil "k8s.io/code-generator/cmd/client-gen/generators/util"
 	"k8s.io/code-generator/pkg/apidefinitions"
@@ -79,6 +80,11 @@ type resourceModel struct {
 	// Validate is the function with the kind's validation rules (a
 	// built-in kind's, from builtin/apis.yaml); nil for none.
 	Validate *types.Type
+	// Printer is the variable holding the kind's own Table (a built-in
+	// kind's, from builtin/apis.yaml); nil for the printer columns.
+	Printer *types.Type
+	// TTL is how long objects live after their last write; 0 for ever.
+	TTL time.Duration
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and

@@ -3,9 +3,12 @@ package generators
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/namer"
@@ -59,6 +62,15 @@ const scaleTemplate = `		Scale: &$.ScaleInfo|raw${
 const storageVersionTemplate = `		StorageVersion: $.storageVersion$,
 `
 
+// storageAPIVersionTemplate states Info.StorageAPIVersion, for a version
+// stored as a kind of another API group.
+const storageAPIVersionTemplate = `		StorageAPIVersion: $.storageAPIVersion$,
+`
+
+// ttlTemplate states Info.TTL, for a kind whose objects expire.
+const ttlTemplate = `		TTL: $.seconds$ * $.Second|raw$,
+`
+
 // builtInTemplate states Info.BuiltIn, for a kind of builtin/apis.yaml.
 const builtInTemplate = `		BuiltIn: true,
 `
@@ -66,6 +78,11 @@ const builtInTemplate = `		BuiltIn: true,
 // validateTemplate states Validate, for a kind with validation rules of
 // its own (a built-in kind's).
 const validateTemplate = `	Validate: $.validate|raw$,
+`
+
+// printerTemplate states Printer, for a kind with its own Table (a
+// built-in kind's).
+const printerTemplate = `	Printer: $.printer|raw$,
 `
 
 // definitionInfoCloseTemplate ends the Info and states New.
@@ -156,6 +173,13 @@ func Install(r *$.Registry|raw$) {
 		FromStorage: func(in *$.storageType|raw$, out *$.type|raw$) error {
 			return $.fromStorage|raw$(in, out, nil)
 		},
+$- if .fieldLabels$
+		FieldLabels: map[string]string{
+$- range .fieldLabels$
+			$.$,
+$- end$
+		},
+$- end$
 	})
 `
 )
@@ -231,6 +255,15 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.StoredAs != nil {
 		sw.Do(storageVersionTemplate, args.With("storageVersion", strconv.Quote(r.StoredAs.GV.Version)))
+		if r.StoredAs.OtherGroup {
+			sw.Do(storageAPIVersionTemplate, args.With("storageAPIVersion", strconv.Quote(r.StoredAs.GV.apiVersion())))
+		}
+	}
+	if r.TTL > 0 {
+		sw.Do(ttlTemplate, args.WithArgs(generator.Args{
+			"seconds": strconv.FormatInt(int64(r.TTL/time.Second), 10),
+			"Second":  c.Universe.Variable(types.Name{Package: "time", Name: "Second"}),
+		}))
 	}
 	if r.BuiltIn {
 		sw.Do(builtInTemplate, args)
@@ -256,6 +289,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.Validate != nil {
 		sw.Do(validateTemplate, args.With("validate", r.Validate))
+	}
+	if r.Printer != nil {
+		sw.Do(printerTemplate, args.With("printer", r.Printer))
 	}
 	if err := sw.Error(); err != nil {
 		return err
@@ -311,8 +347,9 @@ func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
 				"type":              r.Type,
 				"storageType":       st.Resource.Type,
 				"storageDef":        c.Universe.Variable(types.Name{Package: gvPackage(path.Dir(path.Dir(g.outputPkg)), st.GV), Name: st.Resource.Kind}),
-				"toStorage":         fn(st.ToStorage),
-				"fromStorage":       fn(st.FromStorage),
+				"toStorage":         orFunc(st.ToStorageFunc, fn, st.ToStorage),
+				"fromStorage":       orFunc(st.FromStorageFunc, fn, st.FromStorage),
+				"fieldLabels":       fieldLabelsLiteral(st.FieldLabels),
 				"RegisterConverted": c.Universe.Function(types.Name{Package: registryPkg, Name: "RegisterConverted"}),
 				"Conversion":        c.Universe.Type(types.Name{Package: resourcePkg, Name: "Conversion"}),
 			}))
@@ -322,6 +359,24 @@ func (g *resourcesGenerator) Finalize(c *generator.Context, w io.Writer) error {
 	}
 	sw.Do("}\n", nil)
 	return sw.Error()
+}
+
+// orFunc is t, or else the function name in the package fn looks in.
+func orFunc(t *types.Type, fn func(string) *types.Type, name string) *types.Type {
+	if t != nil {
+		return t
+	}
+	return fn(name)
+}
+
+// fieldLabelsLiteral are the entries of a map[string]string literal of m,
+// "key": "value", sorted by key; nil when m is empty.
+func fieldLabelsLiteral(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, strconv.Quote(k)+": "+strconv.Quote(m[k]))
+	}
+	return out
 }
 
 // infoLiterals are the Go literals of r's resource.Info fields; column is
@@ -404,6 +459,9 @@ func (s *strconvNames) name(fn string) string {
 // value is the Go expression of the field as a string, assuming the nil
 // checks passed.
 func (g *fieldGetter) value(str *strconvNames) string {
+	if g.Func != nil {
+		return str.c.Namers["raw"].Name(g.Func) + "(o)"
+	}
 	x := g.Access
 	if g.Deref {
 		x = "*" + x

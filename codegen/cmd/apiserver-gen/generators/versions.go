@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/gengo/v2"
+	"k8s.io/gengo/v2/types"
 
 	"github.com/apiloom/apiloom/codegen/markers"
 )
@@ -27,6 +28,14 @@ type storedAs struct {
 	// ToStorage and FromStorage are the conversion functions, in the
 	// version's own package, as conversion-gen names them.
 	ToStorage, FromStorage string
+	// ToStorageFunc and FromStorageFunc, when set, are the conversion
+	// functions in another package (a built-in kind's, named by
+	// builtin/apis.yaml), in place of ToStorage and FromStorage.
+	ToStorageFunc, FromStorageFunc *types.Type
+	// FieldLabels maps field-selector keys to the storage version's.
+	FieldLabels map[string]string
+	// OtherGroup is true when the storage version is in another API group.
+	OtherGroup bool
 }
 
 // linkVersions finds the kinds served in several versions of one group

@@ -3,6 +3,10 @@
 package v1
 
 import (
+	"time"
+
+	builtinfields "github.com/apiloom/apiloom/builtin/fields"
+	printers "github.com/apiloom/apiloom/builtin/printers"
 	validation "github.com/apiloom/apiloom/builtin/validation"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
@@ -40,6 +44,67 @@ var ConfigMap = &resource.Definition[*corev1.ConfigMap]{
 			equality.Semantic.DeepEqual(a.BinaryData, b.BinaryData)
 	},
 	Validate: validation.ConfigMap,
+}
+
+// Event defines the events resource of v1 (kind Event).
+var Event = &resource.Definition[*corev1.Event]{
+	Info: resource.Info{
+		Group:            "",
+		Version:          "v1",
+		Kind:             "Event",
+		ListKind:         "EventList",
+		Plural:           "events",
+		Singular:         "event",
+		Namespaced:       true,
+		ShortNames:       []string{"ev"},
+		Categories:       nil,
+		HasStatus:        false,
+		SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type", "source"},
+		PrintColumns:     nil,
+		OpenAPIName:      "io.k8s.api.core.v1.Event",
+		Schema:           ``,
+		TTL:              3600 * time.Second,
+		BuiltIn:          true,
+	},
+	New:    func() *corev1.Event { return new(corev1.Event) },
+	Fields: eventFields,
+	// Event has no status subresource.
+	CopyStatus: func(_, _ *corev1.Event) {},
+	SpecEqual: func(a, b *corev1.Event) bool {
+		return equality.Semantic.DeepEqual(a.InvolvedObject, b.InvolvedObject) &&
+			equality.Semantic.DeepEqual(a.Reason, b.Reason) &&
+			equality.Semantic.DeepEqual(a.Message, b.Message) &&
+			equality.Semantic.DeepEqual(a.Source, b.Source) &&
+			equality.Semantic.DeepEqual(a.FirstTimestamp, b.FirstTimestamp) &&
+			equality.Semantic.DeepEqual(a.LastTimestamp, b.LastTimestamp) &&
+			equality.Semantic.DeepEqual(a.Count, b.Count) &&
+			equality.Semantic.DeepEqual(a.Type, b.Type) &&
+			equality.Semantic.DeepEqual(a.EventTime, b.EventTime) &&
+			equality.Semantic.DeepEqual(a.Series, b.Series) &&
+			equality.Semantic.DeepEqual(a.Action, b.Action) &&
+			equality.Semantic.DeepEqual(a.Related, b.Related) &&
+			equality.Semantic.DeepEqual(a.ReportingController, b.ReportingController) &&
+			equality.Semantic.DeepEqual(a.ReportingInstance, b.ReportingInstance)
+	},
+	Validate: validation.CoreV1Event,
+	Printer:  printers.CoreV1Event,
+}
+
+// eventFields returns the field-selector fields of the Event o.
+func eventFields(o *corev1.Event) fields.Set {
+	f := resource.ObjectFields(o, true)
+	f["involvedObject.kind"] = o.InvolvedObject.Kind
+	f["involvedObject.namespace"] = o.InvolvedObject.Namespace
+	f["involvedObject.name"] = o.InvolvedObject.Name
+	f["involvedObject.uid"] = string(o.InvolvedObject.UID)
+	f["involvedObject.apiVersion"] = o.InvolvedObject.APIVersion
+	f["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
+	f["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
+	f["reason"] = o.Reason
+	f["reportingComponent"] = o.ReportingController
+	f["type"] = o.Type
+	f["source"] = builtinfields.EventSource(o)
+	return f
 }
 
 // Namespace defines the namespaces resource of v1 (kind Namespace).
@@ -125,6 +190,7 @@ func secretFields(o *corev1.Secret) fields.Set {
 // Install registers every v1 resource with r.
 func Install(r *registry.Registry) {
 	registry.Register(r, ConfigMap)
+	registry.Register(r, Event)
 	registry.Register(r, Namespace)
 	registry.Register(r, Secret)
 }
