@@ -76,11 +76,7 @@ func TestGCForegroundWaits(t *testing.T) {
 	ctx := t.Context()
 	e.namespace("gc-wait")
 	owner := e.database("gc-wait", "owner")
-	held := e.configMap("gc-wait", "held", dbRef(owner, true))
-	held.Finalizers = []string{"example.com/hold"}
-	if _, err := e.kc.CoreV1().ConfigMaps("gc-wait").Update(ctx, held, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	hold(t, e, e.configMap("gc-wait", "held", dbRef(owner, true)))
 	if err := e.cs.ExampleV1().Databases("gc-wait").Delete(ctx, "owner", policy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
 	}
