@@ -125,7 +125,9 @@ func TestGCOrphan(t *testing.T) {
 		}
 		for _, del := range []func() error{
 			func() error { return e.kc.CoreV1().ConfigMaps("gc-orphan").Delete(ctx, "b", metav1.DeleteOptions{}) },
-			func() error { return e.kc.CoreV1().ConfigMaps("gc-orphan").Delete(ctx, "other", metav1.DeleteOptions{}) },
+			func() error {
+				return e.kc.CoreV1().ConfigMaps("gc-orphan").Delete(ctx, "other", metav1.DeleteOptions{})
+			},
 		} {
 			if err := del(); err != nil {
 				t.Fatal(err)
