@@ -6,12 +6,13 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/apiloom/apiloom/server/controllers"
+	"github.com/apiloom/apiloom/server/controllers/gc"
 )
 
 // controllerList is the control loops the server runs (server/controllers
 // says how), in the order they start.
 func (s *Server) controllerList() []controllers.Controller {
-	return nil
+	return []controllers.Controller{gc.New(s.opts.ConcurrentGCSyncs)}
 }
 
 // runControllers runs the controllers over a loopback client of this

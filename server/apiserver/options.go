@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiloom/apiloom/server/controllers"
+	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -123,6 +124,9 @@ type Options struct {
 	// server (namespace deletion, garbage collection): the one holding
 	// their Lease, as kube-controller-manager's --leader-elect.
 	Election controllers.Election
+	// ConcurrentGCSyncs is how many objects the garbage collector works on
+	// at once (kube-controller-manager's --concurrent-gc-syncs).
+	ConcurrentGCSyncs int
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -154,7 +158,8 @@ func DefaultOptions() Options {
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 		// kube-controller-manager's.
-		Election: controllers.DefaultElection(),
+		Election:          controllers.DefaultElection(),
+		ConcurrentGCSyncs: gc.DefaultWorkers,
 	}
 }
 
@@ -207,6 +212,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Election.LeaseDuration, "leader-elect-lease-duration", o.Election.LeaseDuration, "how long other replicas wait after the leader's last renewal before taking its Lease over")
 	fs.DurationVar(&o.Election.RenewDeadline, "leader-elect-renew-deadline", o.Election.RenewDeadline, "how long the leader keeps trying to renew its Lease before it stops its controllers; less than --leader-elect-lease-duration")
 	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
+	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
@@ -281,6 +287,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WatchWriteTimeout < 0 {
 		errs = append(errs, errors.New("--watch-write-timeout must not be negative"))
+	}
+	if o.ConcurrentGCSyncs < 1 {
+		errs = append(errs, errors.New("--concurrent-gc-syncs must be at least 1"))
 	}
 	if e := o.Election; e.Enabled && (e.RetryPeriod <= 0 || e.RenewDeadline <= e.RetryPeriod || e.LeaseDuration <= e.RenewDeadline) {
 		errs = append(errs, errors.New("--leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration must hold, all positive"))

@@ -23,8 +23,8 @@ const deleteCollectionPageSize = 10000
 // finalizers is only marked (deletionTimestamp) and returned; the update
 // that removes its last finalizer deletes it. DeleteOptions come from the
 // body or, without one, the query; preconditions that do not hold are 409.
-// Propagation policies are accepted and, without a garbage collector,
-// change nothing. With ignoreStoreReadErrorWithClusterBreakingPotential it
+// The propagation policy decides the garbage-collection finalizers first
+// (propagation.go). With ignoreStoreReadErrorWithClusterBreakingPotential it
 // is the unsafe delete of an object that cannot be read (deleteCorrupt).
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
 	out, err := negotiate(r, oneObject)
@@ -38,7 +38,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if unsafeDelete(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
-	obj, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0)
+	obj, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts))
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
@@ -69,7 +69,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 			"is not allowed with DELETECOLLECTION, try again after removing the option")})
 	}
 	ctx := r.Context()
-	pre, dryRun := preconditions(opts), len(opts.DryRun) > 0
+	pre, dryRun, prop := preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts)
 	paged := lr.opts.Limit > 0
 	if !paged {
 		lr.opts.Limit = deleteCollectionPageSize
@@ -86,7 +86,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		}
 		for _, item := range list.Items {
 			key := storage.Key(item.GetNamespace(), item.GetName())
-			if _, err := h.deleteObject(ctx, key, pre, dryRun); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			if _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return storageStatus(err, h.gr, item.GetName(), verbOther)
 			}
 		}
@@ -100,36 +100,43 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has
-// finalizers. With dryRun it only checks and returns what would be.
-func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool) (O, error) {
+// finalizers once prop's are set (propagation.go). With dryRun it only
+// checks and returns what would be.
+func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool, prop propagation) (O, error) {
 	var zero O
 	current, err := h.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		return zero, err
 	}
+	if _, changed := prop.finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
+		if dryRun {
+			return current, checkPreconditions(key, pre, current)
+		}
+		return h.store.Delete(ctx, key, pre)
+	}
 	if dryRun {
 		if err := checkPreconditions(key, pre, current); err != nil {
 			return zero, err
 		}
-		if len(current.GetFinalizers()) > 0 {
-			current = copyObject(current) // may be shared with other readers
-			markDeleting(current, time.Now())
+		marked := copyObject(current) // current may be shared with other readers
+		if !prop.apply(marked) {
+			return current, nil // deleted as it is stored
 		}
-		return current, nil
+		markDeleting(marked, time.Now())
+		return marked, nil
 	}
-	if len(current.GetFinalizers()) > 0 {
-		marked, err := h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
-			if len(cur.GetFinalizers()) == 0 {
-				return zero, errNoFinalizers
-			}
-			markDeleting(cur, time.Now())
-			return cur, nil
-		})
-		if !errors.Is(err, errNoFinalizers) {
-			return marked, err
+	marked, err := h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
+		if !prop.apply(cur) {
+			return zero, errNoFinalizers
 		}
-		// The finalizers went away meanwhile: delete now.
+		markDeleting(cur, time.Now())
+		return cur, nil
+	})
+	if !errors.Is(err, errNoFinalizers) {
+		return marked, err
 	}
+	// No finalizer is left (they went away meanwhile, or the policy
+	// removed the last): delete now.
 	return h.store.Delete(ctx, key, pre)
 }
 
