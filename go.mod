@@ -135,6 +135,7 @@ require (
 )
 
 tool (
+	github.com/apiloom/apiloom/cmd/loom
 	github.com/apiloom/apiloom/codegen/cmd/apiloom-gen
 	github.com/apiloom/apiloom/codegen/cmd/apiserver-gen
 	k8s.io/code-generator/cmd/applyconfiguration-gen
