@@ -46,7 +46,7 @@ Run a command with --help for its flags.
 `
 
 // errUsage is a refusal of the command line: exit status 2.
-var errUsage = errors.New("loom: bad input")
+var errUsage = errors.New("loom")
 
 // usageErrorf returns a one-line refusal wrapping errUsage.
 func usageErrorf(format string, args ...any) error {
