@@ -32,7 +32,7 @@ func TestScaffold(t *testing.T) {
 		}
 	}
 	requireKubectl(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // about 4 minutes alone on 2 cores; more beside the rest of go test ./...
 	defer cancel()
 
 	checkout, err := filepath.Abs("../..")
