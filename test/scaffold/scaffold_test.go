@@ -1,0 +1,292 @@
+package scaffold
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiloom/apiloom/internal/testenv"
+)
+
+// TestScaffold is the new user's path, as the module's README gives it:
+// init, create api twice (a namespaced and a cluster-scoped kind in two
+// groups), make generate, make test, make verify (and that it catches
+// stale code), then the server with apiloom's flags and kubectl apply.
+func TestScaffold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: scaffolds and builds a whole module")
+	}
+	for _, tool := range []string{"go", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Unavailable(t, "%s not on PATH: %v", tool, err)
+		}
+	}
+	requireKubectl(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // about 4 minutes alone on 2 cores; more beside the rest of go test ./...
+	defer cancel()
+
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loom := filepath.Join(t.TempDir(), "loom")
+	run(ctx, t, checkout, "go", "build", "-o", loom, "./cmd/loom")
+
+	mod := filepath.Join(t.TempDir(), "shop")
+	if err := os.Mkdir(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(ctx, t, mod, loom, "init", "--module", "example.com/shop", "--apiloom", checkout)
+	gomod := read(t, mod, "go.mod")
+	for _, want := range []string{"replace github.com/apiloom/apiloom => " + checkout, "\tgithub.com/apiloom/apiloom/codegen/cmd/apiloom-gen\n", "\tk8s.io/code-generator/cmd/client-gen\n"} {
+		if !strings.Contains(gomod, want) {
+			t.Fatalf("go.mod lacks %q:\n%s", want, gomod)
+		}
+	}
+	if readme := read(t, mod, "README.md"); !strings.Contains(readme, "make generate && make run") || !strings.Contains(readme, "make test") || !strings.Contains(readme, "not published to a module proxy yet") {
+		t.Fatalf("README lacks the two commands or the replace note:\n%s", readme)
+	}
+	// create api through the module's own pinned loom.
+	run(ctx, t, mod, "go", "tool", "loom", "create", "api", "--group", "shop.example.com", "--version", "v1", "--kind", "Order")
+	run(ctx, t, mod, "go", "tool", "loom", "create", "api", "--group", "billing.example.com", "--version", "v1beta1", "--kind", "Invoice", "--namespaced=false")
+
+	run(ctx, t, mod, "make", "generate")
+	for _, f := range []string{"apis/shop/v1/zz_generated.deepcopy.go", "generated/apiserver/shop/v1/zz_generated.resources.go",
+		"generated/clientset/versioned/typed/billing/v1beta1/invoice.go", "generated/apiserver/core/v1/zz_generated.resources.go"} {
+		read(t, mod, f)
+	}
+	out := run(ctx, t, mod, "make", "test")
+	for _, want := range []string{"ok  \texample.com/shop/test"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("make test did not run the module's tests:\n%s", out)
+		}
+	}
+	run(ctx, t, mod, "make", "verify")
+
+	// The generated-code check of make verify catches a type changed
+	// without make generate, and changes nothing itself.
+	types := filepath.Join(mod, "apis/shop/v1/order_types.go")
+	orig := read(t, mod, "apis/shop/v1/order_types.go")
+	changed := strings.Replace(orig, "\tDescription string `json:\"description,omitempty\"`\n",
+		"\tDescription string `json:\"description,omitempty\"`\n\t// Total is new.\n\tTotal *int64 `json:\"total,omitempty\"`\n", 1)
+	if changed == orig {
+		t.Fatal("order_types.go has no Description field to add one after")
+	}
+	write(t, types, changed)
+	before := snapshot(t, mod)
+	out, err = runErr(ctx, mod, "go", "tool", "apiloom-gen", "--verify")
+	if err == nil || !strings.Contains(out, "generated code is stale") || !strings.Contains(out, "zz_generated.deepcopy.go: differs") {
+		t.Fatalf("apiloom-gen --verify with a stale deepcopy: %v\n%s", err, out)
+	}
+	if snapshot(t, mod) != before {
+		t.Fatal("a failed apiloom-gen --verify changed the module")
+	}
+	write(t, types, orig)
+
+	kubectlApply(ctx, t, mod)
+	badInput(ctx, t, mod, loom, checkout)
+}
+
+// kubectlApply builds the module's server, starts it with apiloom's flags
+// and applies the examples create api wrote.
+func kubectlApply(ctx context.Context, t *testing.T, mod string) {
+	run(ctx, t, mod, "make", "build")
+	dataDir := t.TempDir()
+	port := freePort(t)
+	srvCtx, stop := context.WithCancel(ctx)
+	srv := exec.CommandContext(srvCtx, filepath.Join(mod, "bin", "apiserver"),
+		"--data-dir", dataDir, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port))
+	var logs syncBuffer
+	srv.Stdout, srv.Stderr = &logs, &logs
+	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) }
+	srv.WaitDelay = 30 * time.Second
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	defer func() {
+		stop()
+		<-exited
+		if code := srv.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("the server exited with %d after SIGINT:\n%s", code, logs.String())
+		}
+	}()
+
+	kubeconfig := filepath.Join(dataDir, "kubeconfig")
+	kubectl := func(args ...string) (string, error) {
+		return runErr(ctx, mod, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the server exited before serving: %v\n%s", err, logs.String())
+		default:
+		}
+		if _, err := os.Stat(kubeconfig); err == nil {
+			if out, err := kubectl("get", "--raw", "/readyz"); err == nil && out == "ok" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving after 2m:\n%s", logs.String())
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+	if kc := read(t, dataDir, "kubeconfig"); !strings.Contains(kc, fmt.Sprintf("https://127.0.0.1:%d", port)) {
+		t.Fatalf("kubeconfig does not name --bind-address:--secure-port:\n%s", kc)
+	}
+	out, err := kubectl("apply", "-f", "examples/")
+	if err != nil || !strings.Contains(out, "order.shop.example.com/example created") || !strings.Contains(out, "invoice.billing.example.com/example created") {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	out, err = kubectl("get", "orders,invoices")
+	if err != nil || !strings.Contains(out, "order.shop.example.com/example ") || !strings.Contains(out, "invoice.billing.example.com/example ") || !strings.Contains(out, "PHASE") {
+		t.Fatalf("kubectl get: %v\n%s", err, out)
+	}
+}
+
+// badInput runs each refused loom command line in the scaffolded module and
+// in an empty directory, and checks the exit status, the one-line error and
+// that nothing changed, byte for byte.
+func badInput(ctx context.Context, t *testing.T, mod, loom, checkout string) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		dir  string
+		args []string
+		rule string
+	}{
+		{mod, []string{"init", "--module", "example.com/other", "--apiloom", checkout}, "is not empty"},
+		{empty, []string{"init", "--module", "shop", "--apiloom", checkout}, "a module path must be a valid Go module path"},
+		{mod, []string{"create", "api", "--group", "shop", "--version", "v1", "--kind", "Thing"}, "at least one dot"},
+		{mod, []string{"create", "api", "--group", "shop.example.com", "--version", "1.0", "--kind", "Thing"}, "Kubernetes' form"},
+		{mod, []string{"create", "api", "--group", "shop.example.com", "--version", "v1", "--kind", "thing"}, "UpperCamelCase"},
+		{mod, []string{"create", "api", "--group", "shop.example.com", "--version", "v1", "--kind", "Order"}, "kind Order already exists"},
+		{mod, []string{"create", "api", "--group", "billing.example.com", "--version", "v1beta1", "--kind", "Invoice"}, "kind Invoice already exists"},
+	} {
+		before := snapshot(t, tc.dir)
+		cmd := exec.CommandContext(ctx, loom, tc.args...)
+		cmd.Dir = tc.dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Errorf("loom %s: %v, want exit status 2\n%s", strings.Join(tc.args, " "), err, stderr.String())
+			continue
+		}
+		if msg := stderr.String(); !strings.HasPrefix(msg, "loom: ") || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.rule) {
+			t.Errorf("loom %s: want one line naming %q, got:\n%s", strings.Join(tc.args, " "), tc.rule, msg)
+		}
+		if snapshot(t, tc.dir) != before {
+			t.Errorf("loom %s changed %s", strings.Join(tc.args, " "), tc.dir)
+		}
+	}
+}
+
+// run runs a command in dir and returns its output; a failure ends t, or
+// skips it (fails it in CI) when go could not reach the module cache.
+func run(ctx context.Context, t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	start := time.Now()
+	out, err := runErr(ctx, dir, name, args...)
+	t.Logf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), time.Since(start).Round(time.Second))
+	if err != nil {
+		for _, sign := range []string{"dial tcp", "GOPROXY=off", "module lookup disabled", "GOFLAGS=-mod=mod", "cannot find module providing", "read-only file system"} {
+			if strings.Contains(out, sign) {
+				testenv.Unavailable(t, "go cannot reach the module cache or proxy (%s %s):\n%s", name, strings.Join(args, " "), out)
+			}
+		}
+		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+	return out
+}
+
+func runErr(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func read(t *testing.T, dir, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func write(t *testing.T, file, content string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot is every file and directory under dir with its mode and
+// content, as one comparable string.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %s\n", rel, info.Mode())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+			b.WriteString("\n--\n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// requireKubectl skips t without a kubectl on PATH, or fails it where one
+// is required (APILOOM_CI, see testenv.Unavailable).
+func requireKubectl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		testenv.Unavailable(t, "kubectl not on PATH (hack/ensure-kubectl.sh provides one): %v", err)
+	}
+}
