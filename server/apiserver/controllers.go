@@ -6,12 +6,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/apiloom/apiloom/server/controllers"
+	"github.com/apiloom/apiloom/server/controllers/namespace"
 )
 
 // controllerList is the control loops the server runs (server/controllers
 // says how), in the order they start.
 func (s *Server) controllerList() []controllers.Controller {
-	return nil
+	var list []controllers.Controller
+	if s.registry.ServesNamespaces() {
+		list = append(list, namespace.New(namespace.DefaultConfig()))
+	}
+	return list
 }
 
 // runControllers runs the controllers over a loopback client of this

@@ -56,6 +56,9 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
+	if err := h.admitNamespace(ctx, obj, true); err != nil {
+		return err
+	}
 	obj.SetResourceVersion("")
 	obj.SetSelfLink("")
 	obj.SetDeletionTimestamp(nil)
@@ -69,6 +72,8 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(generateName(obj.GetGenerateName()))
 	}
+	var none O
+	h.prepareKind(obj, none)
 	u, err := h.formContent(obj, f)
 	if err != nil {
 		return err
@@ -77,7 +82,6 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 		delete(u, "status") // as a CRD's create drops it
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
-	var none O
 	errs = append(errs, h.kindErrors(obj, none)...)
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
 		return err
@@ -146,6 +150,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 			return err
 		}
 	}
+	h.prepareKind(obj, current)
 	obj.SetGeneration(current.GetGeneration())
 	if !h.def.SpecEqual(obj, current) {
 		obj.SetGeneration(current.GetGeneration() + 1)

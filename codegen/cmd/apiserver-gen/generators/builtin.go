@@ -40,6 +40,20 @@ type builtinKind struct {
 	// "<import path>.<Func>", of type func(obj, old *T) field.ErrorList;
 	// empty for none.
 	Validate string `json:"validate"`
+	// Default is the function with the kind's defaults,
+	// "<import path>.<Func>", of type func(obj *T); empty for none.
+	Default string `json:"default"`
+	// Prepare is the function setting the fields the server owns on
+	// create and update, of type func(obj, old *T); empty for none.
+	Prepare string `json:"prepare"`
+	// Finalize is the variable holding the kind's finalize lifecycle, of
+	// type *resource.Finalize[*T]; empty for none.
+	Finalize string `json:"finalize"`
+}
+
+// hooks are the kind's hook references by their key in the file.
+func (k *builtinKind) hooks() map[string]string {
+	return map[string]string{"validate": k.Validate, "default": k.Default, "prepare": k.Prepare, "finalize": k.Finalize}
 }
 
 // readBuiltins reads the file at name; an empty name is no built-ins.
@@ -60,21 +74,23 @@ func readBuiltins(name string) (builtinFile, error) {
 			return nil, fmt.Errorf("%s: every entry needs a package and kinds", name)
 		}
 		for _, k := range p.Kinds {
-			if _, _, ok := k.validateFunc(); k.Validate != "" && !ok {
-				return nil, fmt.Errorf("%s: %s.%s: validate %q is not <import path>.<Func>", name, p.Package, k.Kind, k.Validate)
+			for key, ref := range k.hooks() {
+				if _, _, ok := splitRef(ref); ref != "" && !ok {
+					return nil, fmt.Errorf("%s: %s.%s: %s %q is not <import path>.<Name>", name, p.Package, k.Kind, key, ref)
+				}
 			}
 		}
 	}
 	return f, nil
 }
 
-// validateFunc splits Validate into its package and function name.
-func (k *builtinKind) validateFunc() (pkg, name string, ok bool) {
-	i := strings.LastIndex(k.Validate, ".")
-	if i <= 0 || strings.LastIndex(k.Validate, "/") > i {
+// splitRef splits "<import path>.<Name>" into its package and name.
+func splitRef(ref string) (pkg, name string, ok bool) {
+	i := strings.LastIndex(ref, ".")
+	if i <= 0 || strings.LastIndex(ref, "/") > i {
 		return "", "", false
 	}
-	return k.Validate[:i], k.Validate[i+1:], true
+	return ref[:i], ref[i+1:], true
 }
 
 // packages are the Go packages the file needs loaded: the API packages
@@ -84,8 +100,10 @@ func (f builtinFile) packages() []string {
 	for _, p := range f {
 		out = append(out, p.Package)
 		for _, k := range p.Kinds {
-			if pkg, _, ok := k.validateFunc(); ok {
-				out = append(out, pkg)
+			for _, ref := range k.hooks() {
+				if pkg, _, ok := splitRef(ref); ok {
+					out = append(out, pkg)
+				}
 			}
 		}
 	}
@@ -159,13 +177,35 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 		// types name themselves "io.k8s.api.core.v1.ConfigMap".
 		r.OpenAPIName = openapiutil.ToRESTFriendlyName(r.OpenAPIName)
 	}
-	if bk.Validate != "" {
-		pkg, name, _ := bk.validateFunc()
-		fn := u.Function(types.Name{Package: pkg, Name: name})
-		if fn.Kind != types.DeclarationOf || fn.Underlying == nil || fn.Underlying.Signature == nil {
-			return nil, fmt.Errorf("validate %s: no such function", bk.Validate)
+	for _, h := range []struct {
+		key, ref string
+		out      **types.Type
+		variable bool
+	}{
+		{"validate", bk.Validate, &r.Validate, false},
+		{"default", bk.Default, &r.Default, false},
+		{"prepare", bk.Prepare, &r.Prepare, false},
+		{"finalize", bk.Finalize, &r.Finalize, true},
+	} {
+		if h.ref == "" {
+			continue
 		}
-		r.Validate = fn
+		pkg, name, _ := splitRef(h.ref)
+		n := types.Name{Package: pkg, Name: name}
+		if h.variable {
+			v := u.Variable(n)
+			if v.Kind != types.DeclarationOf || v.Underlying == nil {
+				return nil, fmt.Errorf("%s %s: no such variable", h.key, h.ref)
+			}
+			*h.out = v
+			continue
+		}
+		fn := u.Function(n)
+		if fn.Kind != types.DeclarationOf || fn.Underlying == nil || fn.Underlying.Signature == nil {
+			return nil, fmt.Errorf("%s %s: no such function", h.key, h.ref)
+		}
+		*h.out = fn
 	}
+	r.HasFinalize = r.Finalize != nil
 	return r, nil
 }

@@ -79,6 +79,11 @@ type resourceModel struct {
 	// Validate is the function with the kind's validation rules (a
 	// built-in kind's, from builtin/apis.yaml); nil for none.
 	Validate *types.Type
+	// Default, Prepare and Finalize are the kind's other hooks (a
+	// built-in kind's, from builtin/apis.yaml); nil for none.
+	Default, Prepare, Finalize *types.Type
+	// HasFinalize is true when Finalize is set.
+	HasFinalize bool
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and

@@ -63,6 +63,16 @@ const storageVersionTemplate = `		StorageVersion: $.storageVersion$,
 const builtInTemplate = `		BuiltIn: true,
 `
 
+// hasFinalizeTemplate states Info.HasFinalize, for a kind with a finalize
+// lifecycle.
+const hasFinalizeTemplate = `		HasFinalize: true,
+`
+
+// hookTemplate states one hook of a built-in kind (Default, Prepare,
+// Finalize).
+const hookTemplate = `	$.field$: $.hook|raw$,
+`
+
 // validateTemplate states Validate, for a kind with validation rules of
 // its own (a built-in kind's).
 const validateTemplate = `	Validate: $.validate|raw$,
@@ -235,6 +245,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if r.BuiltIn {
 		sw.Do(builtInTemplate, args)
 	}
+	if r.HasFinalize {
+		sw.Do(hasFinalizeTemplate, args)
+	}
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
@@ -256,6 +269,14 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.Validate != nil {
 		sw.Do(validateTemplate, args.With("validate", r.Validate))
+	}
+	for _, h := range []struct {
+		field string
+		hook  *types.Type
+	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}} {
+		if h.hook != nil {
+			sw.Do(hookTemplate, args.With("field", h.field).With("hook", h.hook))
+		}
 	}
 	if err := sw.Error(); err != nil {
 		return err
