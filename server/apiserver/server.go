@@ -219,7 +219,7 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
-	if err := s.ensureSystemNamespaces(requestsCtx); err != nil {
+	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {
 		endRequests()
 		_ = srv.Close()
 		<-serveErr

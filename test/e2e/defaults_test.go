@@ -49,7 +49,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	check("merge patch", s, err, map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"})
 	s, err = secrets.Patch(ctx, "s", types.StrategicMergePatchType, []byte(`{"stringData":{"e":"5"}}`), metav1.PatchOptions{})
 	check("strategic merge patch", s, err, map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"})
-	s, err = secrets.Patch(ctx, "applied", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"Secret","stringData":{"f":"6"}}`), metav1.PatchOptions{FieldManager: "m"})
+	s, err = secrets.Patch(ctx, "applied", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"applied"},"stringData":{"f":"6"}}`), metav1.PatchOptions{FieldManager: "m"})
 	check("apply", s, err, map[string]string{"f": "6"})
 
 	namespaces := kc.CoreV1().Namespaces()
@@ -68,7 +68,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	label("merge patch changing the label", ns, err)
 	ns, err = namespaces.Patch(ctx, "defaults", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/labels"}]`), metav1.PatchOptions{})
 	label("JSON patch removing the labels", ns, err)
-	ns, err = namespaces.Patch(ctx, "applied", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"Namespace"}`), metav1.PatchOptions{FieldManager: "m"})
+	ns, err = namespaces.Patch(ctx, "applied", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"applied"}}`), metav1.PatchOptions{FieldManager: "m"})
 	if err != nil || ns.Labels[corev1.LabelMetadataName] != "applied" || ns.Status.Phase != corev1.NamespaceActive {
 		t.Fatalf("apply: %v %+v", err, ns)
 	}

@@ -64,7 +64,7 @@ func TestNamespaceLifecycleAdmission(t *testing.T) {
 	wantStatus(t, "create in a missing namespace", err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
 	_, err = kc.CoreV1().ConfigMaps("nope").Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	wantStatus(t, "dry-run create in a missing namespace", err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
-	_, err = kc.CoreV1().ConfigMaps("nope").Patch(ctx, "settings", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`), metav1.PatchOptions{FieldManager: "m"})
+	_, err = kc.CoreV1().ConfigMaps("nope").Patch(ctx, "settings", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"}}`), metav1.PatchOptions{FieldManager: "m"})
 	wantStatus(t, "apply in a missing namespace", err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
 
 	for _, name := range []string{"default", "kube-system", "kube-public"} {
@@ -157,7 +157,8 @@ func TestNamespaceWaitsForFinalizers(t *testing.T) {
 // namespaces/finalize; the finalize that empties them deletes a namespace
 // whose deletion was requested.
 func TestNamespaceFinalize(t *testing.T) {
-	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps"))
+	// Leases too: the controllers run while they hold one.
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps", "leases"))
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := t.Context()
 	ns, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin"},
