@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/testserver"
 )
 
@@ -190,17 +191,22 @@ func TestNamespaceFinalize(t *testing.T) {
 }
 
 // TestNamespaceThenContent: an object created right after its namespace,
-// through another replica's cache that may not have seen the namespace
-// yet, is admitted.
+// through another replica whose cache may not have seen the namespace
+// yet, is admitted (the namespace is then read from etcd).
 func TestNamespaceThenContent(t *testing.T) {
-	ts, _ := startServer(t)
-	kc := kubernetes.NewForConfigOrDie(ts.Config)
+	etcd := etcdtest.StartServer(t)
+	endpoint := "http://" + etcd.Clients[0].Addr().String()
+	a, _ := startServer(t, testserver.WithEtcd(endpoint))
+	b, _ := startServer(t, testserver.WithEtcd(endpoint))
+	ka, kb := kubernetes.NewForConfigOrDie(a.Config), kubernetes.NewForConfigOrDie(b.Config)
 	ctx := t.Context()
 	for i := range 50 {
 		name := fmt.Sprintf("quick-%d", i)
-		ts.CreateNamespaces(t, name)
-		if _, err := kc.CoreV1().ConfigMaps(name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create right after the namespace %s: %v", name, err)
+		if _, err := ka.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kb.CoreV1().ConfigMaps(name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create right after the namespace %s, through the other replica: %v", name, err)
 		}
 	}
 }
