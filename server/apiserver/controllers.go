@@ -14,7 +14,9 @@ import (
 func (s *Server) controllerList() []controllers.Controller {
 	var list []controllers.Controller
 	if s.registry.ServesNamespaces() {
-		list = append(list, namespace.New(namespace.DefaultConfig()))
+		cfg := namespace.DefaultConfig()
+		cfg.Workers = s.opts.ConcurrentNamespaceSyncs
+		list = append(list, namespace.New(cfg))
 	}
 	return list
 }
