@@ -49,14 +49,13 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 		return obj, nil
 	}
 	// As upstream, the mark is conditioned on the object read (its uid).
+	// pre may be shared by a deletecollection's objects: a copy.
 	uid := string(current.GetUID())
-	if pre == nil {
-		pre = &storage.Preconditions{}
+	cond := storage.Preconditions{UID: &uid}
+	if pre != nil {
+		cond.ResourceVersion = pre.ResourceVersion
 	}
-	if pre.UID == nil {
-		pre.UID = &uid
-	}
-	return h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
+	return h.store.GuaranteedUpdate(ctx, key, &cond, func(cur O) (O, error) {
 		mark(cur)
 		return cur, nil
 	})

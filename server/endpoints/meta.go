@@ -131,6 +131,9 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
 	}
+	if err := h.admitNamespace(ctx, current, false); err != nil {
+		return err
+	}
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
@@ -213,6 +216,9 @@ func setOrDelete(dst map[string]any, key string, src map[string]any) {
 func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f *form) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
+		return zero, err
+	}
+	if err := h.admitNamespace(ctx, current, false); err != nil {
 		return zero, err
 	}
 	var old map[string]any

@@ -45,10 +45,6 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 // resource or its status. f is the form of what the client sent or its
 // patch produced (nil for an apply).
 func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, f *form, rt route) (O, error) {
-	if err := h.admitNamespace(ctx, current, false); err != nil {
-		var zero O
-		return zero, err
-	}
 	if rt.finalize {
 		return h.prepareFinalize(obj, current)
 	}
