@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -130,6 +129,3 @@ func worker(ctx context.Context, queue workqueue.TypedRateLimitingInterface[stri
 	}
 	return true
 }
-
-// lister is what the deleter reads namespaces from: the informer's cache.
-type lister = corelisters.NamespaceLister

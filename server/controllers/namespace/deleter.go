@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -25,7 +26,7 @@ var errContentRemains = errors.New("namespace controller: some content remains i
 type deleter struct {
 	client kubernetes.Interface
 	meta   metadata.Interface
-	lister lister
+	lister corelisters.NamespaceLister
 	// resources are the namespaced resources whose objects are deleted,
 	// one version of each.
 	resources []schema.GroupVersionResource
@@ -70,8 +71,8 @@ func (d *deleter) sync(ctx context.Context, name string) error {
 			return ignoreNotFound(err)
 		}
 	}
-	if !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-		return nil // finalized by us already; other finalizers are theirs
+	if len(ns.Spec.Finalizers) == 0 {
+		return nil // finalized
 	}
 	p := d.deleteContent(ctx, name)
 	now := metav1.Now()
