@@ -155,14 +155,15 @@ func TestNamespaceWaitsForFinalizers(t *testing.T) {
 }
 
 // TestNamespaceFinalize: spec.finalizers change only through
-// namespaces/finalize; the finalize that empties them deletes a namespace
-// whose deletion was requested.
+// namespaces/finalize; a namespace whose deletion was requested stays
+// while either spec.finalizers or metadata.finalizers has one, and goes
+// with the write that empties the last.
 func TestNamespaceFinalize(t *testing.T) {
 	// Leases too: the controllers run while they hold one.
 	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps", "leases"))
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := t.Context()
-	ns, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin"},
+	ns, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin", Finalizers: []string{"example.com/meta"}},
 		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/own"}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -176,16 +177,29 @@ func TestNamespaceFinalize(t *testing.T) {
 	if err != nil || len(ns.Spec.Finalizers) != 2 || ns.Labels[corev1.LabelMetadataName] != "fin" || ns.Labels["team"] != "a" {
 		t.Fatalf("update: %v %+v", err, ns)
 	}
-	// Finalize changes spec.finalizers and nothing else.
-	ns.Spec.Finalizers, ns.Labels["team"] = []corev1.FinalizerName{corev1.FinalizerKubernetes}, "b"
-	ns, err = kc.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
-	if err != nil || !slices.Equal(ns.Spec.Finalizers, []corev1.FinalizerName{corev1.FinalizerKubernetes}) || ns.Labels["team"] != "a" {
-		t.Fatalf("finalize: %v %+v", err, ns)
-	}
 	// The namespace controller removes "kubernetes" once the (empty)
-	// namespace's content is gone, and the namespace goes with it.
+	// namespace's content is gone; the other finalizers keep it.
 	if err := kc.CoreV1().Namespaces().Delete(ctx, "fin", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	eventually(t, "the kubernetes finalizer to go", func(ctx context.Context) (bool, error) {
+		ns, err = kc.CoreV1().Namespaces().Get(ctx, "fin", metav1.GetOptions{})
+		return err == nil && slices.Equal(ns.Spec.Finalizers, []corev1.FinalizerName{"example.com/own"}), fmt.Errorf("%v %+v", err, ns)
+	})
+	// Without metadata.finalizers, spec.finalizers still keep it.
+	if _, err := kc.CoreV1().Namespaces().Patch(ctx, "fin", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err = kc.CoreV1().Namespaces().Get(ctx, "fin", metav1.GetOptions{})
+	if err != nil || ns.Status.Phase != corev1.NamespaceTerminating || len(ns.Finalizers) != 0 {
+		t.Fatalf("held by spec.finalizers alone: %v %+v", err, ns)
+	}
+	// Finalize changes spec.finalizers and nothing else; emptied, the
+	// namespace goes.
+	ns.Spec.Finalizers, ns.Labels["team"] = nil, "b"
+	ns, err = kc.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if err != nil || len(ns.Spec.Finalizers) != 0 || ns.Labels["team"] != "a" {
+		t.Fatalf("finalize: %v %+v", err, ns)
 	}
 	waitNamespaceGone(t, kc, "fin")
 }
