@@ -193,6 +193,10 @@ for impl in $SERVERS; do
   if ! start_server "$impl"; then
     check "$impl: server start" 1; continue
   fi
+  # Writes are admitted by their namespace, which must exist.
+  got=$(curl -sS --cacert "$ca" -H "Authorization: Bearer $(cat "$token")" -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+    --data-binary '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"interop"}}' "$server/api/v1/namespaces" || true)
+  check "$impl: create namespace interop" "$(holds eval '[[ $got == 201 ]]')" "got $got"
   curl_checks curl-h2 --http2 2
   curl_checks curl-h1 --http1.1 1.1
   nghttp_checks

@@ -92,7 +92,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Version, "version", c.Version, "API version of the resource")
 	fs.StringVar(&c.Resource, "resource", c.Resource, "plural resource name")
 	fs.StringVar(&c.Kind, "kind", c.Kind, "kind of the resource")
-	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace to work in (must exist where the server checks)")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace to work in (created when missing)")
 	fs.StringVar(&c.PayloadField, "payload-field", c.PayloadField, "dotted path of a string field to carry the payload")
 	fs.IntVar(&c.PayloadBytes, "payload-bytes", c.PayloadBytes, "payload size in bytes (the object is ~this plus ~200 bytes of metadata)")
 	fs.StringVar(&c.BaseSpec, "spec", c.BaseSpec, "JSON object the spec of every object starts from")

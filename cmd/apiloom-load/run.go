@@ -36,6 +36,9 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 	if err != nil {
 		return nil, err
 	}
+	if err := t.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := t.currentRV(ctx); err != nil {
 		return nil, err
 	}

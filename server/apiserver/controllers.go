@@ -7,12 +7,19 @@ import (
 
 	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/controllers/gc"
+	"github.com/apiloom/apiloom/server/controllers/namespace"
 )
 
 // controllerList is the control loops the server runs (server/controllers
 // says how), in the order they start.
 func (s *Server) controllerList() []controllers.Controller {
-	return []controllers.Controller{gc.New(s.opts.ConcurrentGCSyncs)}
+	list := []controllers.Controller{gc.New(s.opts.ConcurrentGCSyncs)}
+	if s.registry.ServesNamespaces() {
+		cfg := namespace.DefaultConfig()
+		cfg.Workers = s.opts.ConcurrentNamespaceSyncs
+		list = append(list, namespace.New(cfg))
+	}
+	return list
 }
 
 // runControllers runs the controllers over a loopback client of this

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/controllers/gc"
+	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -127,6 +128,9 @@ type Options struct {
 	// ConcurrentGCSyncs is how many objects the garbage collector works on
 	// at once (kube-controller-manager's --concurrent-gc-syncs).
 	ConcurrentGCSyncs int
+	// ConcurrentNamespaceSyncs is how many Terminating namespaces the
+	// namespace controller deletes the content of at once.
+	ConcurrentNamespaceSyncs int
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -158,8 +162,9 @@ func DefaultOptions() Options {
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 		// kube-controller-manager's.
-		Election:          controllers.DefaultElection(),
-		ConcurrentGCSyncs: gc.DefaultWorkers,
+		Election:                 controllers.DefaultElection(),
+		ConcurrentGCSyncs:        gc.DefaultWorkers,
+		ConcurrentNamespaceSyncs: namespace.DefaultConfig().Workers,
 	}
 }
 
@@ -213,6 +218,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Election.RenewDeadline, "leader-elect-renew-deadline", o.Election.RenewDeadline, "how long the leader keeps trying to renew its Lease before it stops its controllers; less than --leader-elect-lease-duration")
 	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
+	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
@@ -245,6 +251,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	if o.ConcurrentNamespaceSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}
 	if o.EtcdQuotaBackendBytes < 0 {
 		errs = append(errs, errors.New("--etcd-quota-backend-bytes must not be negative"))

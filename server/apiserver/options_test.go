@@ -17,7 +17,8 @@ func TestDefaultOptionsAreValid(t *testing.T) {
 		t.Fatalf("defaults changed: %+v", o)
 	}
 	// kube-apiserver's defaults for the same flags.
-	if o.RequestTimeout != time.Minute || o.MaxRequestsInFlight != 400 || o.MaxMutatingRequestsInFlight != 200 || o.WatchWriteTimeout != time.Minute {
+	if o.RequestTimeout != time.Minute || o.MaxRequestsInFlight != 400 || o.MaxMutatingRequestsInFlight != 200 || o.WatchWriteTimeout != time.Minute ||
+		o.ConcurrentNamespaceSyncs != 10 {
 		t.Fatalf("limits differ from kube-apiserver's defaults: %+v", o)
 	}
 }
@@ -31,6 +32,7 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 		"--tls-cert-file=a.crt", "--etcd-cafile=ca.crt", "--etcd-prefix=registry",
 		"--etcd-compaction-interval=-1s", "--request-timeout=-1s", "--max-requests-inflight=-1",
 		"--max-mutating-requests-inflight=-1", "--watch-write-timeout=-1s", "--http2-server=nghttpd",
+		"--concurrent-namespace-syncs=0",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +42,8 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 		t.Fatal("invalid options accepted")
 	}
 	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval",
-		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout", "--http2-server"} {
+		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout", "--http2-server",
+		"--concurrent-namespace-syncs"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}

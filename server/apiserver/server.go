@@ -220,6 +220,12 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
+	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {
+		endRequests()
+		_ = srv.Close()
+		<-serveErr
+		return err
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	background.Add(1)
 	go func() { defer background.Done(); s.runControllers(requestsCtx) }()

@@ -49,12 +49,19 @@ func aggregatedVersion(v *groupVersion) apidiscoveryv2.APIVersionDiscovery {
 		if info.Namespaced {
 			r.Scope = apidiscoveryv2.ScopeNamespace
 		}
+		if info.HasFinalize {
+			r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+				Subresource:  finalizeSubresource,
+				ResponseKind: kind,
+				Verbs:        finalizeVerbs,
+			})
+		}
 		if info.HasStatus {
-			r.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{
+			r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource:  statusSubresource,
 				ResponseKind: kind,
 				Verbs:        statusVerbs,
-			}}
+			})
 		}
 		if info.Scale != nil {
 			r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{

@@ -13,6 +13,8 @@ import (
 var (
 	resourceVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	statusVerbs   = metav1.Verbs{"get", "patch", "update"}
+	// finalizeVerbs are a finalize subresource's (a Namespace's).
+	finalizeVerbs = metav1.Verbs{"update"}
 )
 
 // The subresources a type can have: its status and its scale, which is an
@@ -20,6 +22,9 @@ var (
 const (
 	statusSubresource = "status"
 	scaleSubresource  = "scale"
+	// finalizeSubresource is a kind's with finalizers of its own
+	// (resource.Info.HasFinalize), namespaces/finalize.
+	finalizeSubresource = "finalize"
 )
 
 // scaleKind is the kind the scale subresource serves.
@@ -96,6 +101,14 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 			// that a storage migrator sees when it changes.
 			StorageVersionHash: storageVersionHash(info.StorageGroupVersion().Group, storageVersion(info), info.Kind),
 		})
+		if info.HasFinalize {
+			out.APIResources = append(out.APIResources, metav1.APIResource{
+				Name:       info.Plural + "/" + finalizeSubresource,
+				Namespaced: info.Namespaced,
+				Kind:       info.Kind,
+				Verbs:      finalizeVerbs,
+			})
+		}
 		if info.HasStatus {
 			out.APIResources = append(out.APIResources, metav1.APIResource{
 				Name:       info.Plural + "/" + statusSubresource,

@@ -68,7 +68,7 @@ type form struct {
 	typedErr error
 }
 
-// decodeForm returns the typed object a write goes on with and the form
+// decodeSchemaForm returns the typed object a write goes on with and the form
 // of content, the unstructured content of the object a request sent, of
 // which typed is the decoding into the Go type, typedErr why that failed.
 // The form is pruned and defaulted as a CRD's objects are when decoded,
@@ -78,7 +78,7 @@ type form struct {
 // error messages, and the form keeps typedErr for when the schema accepts
 // content. Without a schema, or when content is nil (not a JSON object) or
 // even its metadata does not decode, typedErr is returned as it is.
-func (h *handler[O]) decodeForm(content map[string]any, typed O, typedErr error) (O, *form, error) {
+func (h *handler[O]) decodeSchemaForm(content map[string]any, typed O, typedErr error) (O, *form, error) {
 	var zero O
 	if h.check == nil || content == nil {
 		if typedErr != nil {
@@ -177,6 +177,7 @@ func (h *handler[O]) defaulted(obj O) (map[string]any, error) {
 // decodeForm). A conversion error leaves obj as it is; defaulted reports
 // it later.
 func (h *handler[O]) applyDefaults(obj O) {
+	h.kindDefaults(obj)
 	if h.check != nil && h.check.HasDefaults() {
 		_, _ = h.defaulted(obj)
 	}

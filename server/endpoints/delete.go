@@ -35,6 +35,9 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
+	if err := h.admitDelete(rt); err != nil {
+		return err
+	}
 	if unsafeDelete(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
@@ -107,6 +110,9 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	current, err := h.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		return zero, err
+	}
+	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {
+		return h.markFinalizing(ctx, key, pre, current, dryRun)
 	}
 	if _, changed := prop.finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
 		if dryRun {

@@ -71,6 +71,7 @@ type handlerConfig struct {
 	typeConverter managedfields.TypeConverter
 	schemaCheck   *schemacheck.Check
 	versions      KindVersions
+	namespaces    NamespaceLifecycle
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).

@@ -56,6 +56,9 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
+	if err := h.admitNamespace(ctx, obj, true); err != nil {
+		return err
+	}
 	obj.SetResourceVersion("")
 	obj.SetSelfLink("")
 	obj.SetDeletionTimestamp(nil)
@@ -69,6 +72,8 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(generateName(obj.GetGenerateName()))
 	}
+	var none O
+	h.prepareKind(obj, none)
 	u, err := h.formContent(obj, f)
 	if err != nil {
 		return err
@@ -77,7 +82,6 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 		delete(u, "status") // as a CRD's create drops it
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
-	var none O
 	errs = append(errs, h.kindErrors(obj, none)...)
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
 		return err
@@ -129,6 +133,9 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return err
 	}
+	if err := h.admitNamespace(ctx, current, false); err != nil {
+		return err
+	}
 	if err := h.ensureNamespace(obj, namespace); err != nil {
 		return err
 	}
@@ -148,6 +155,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 			return err
 		}
 	}
+	h.prepareKind(obj, current)
 	obj.SetGeneration(current.GetGeneration())
 	if !h.def.SpecEqual(obj, current) {
 		obj.SetGeneration(current.GetGeneration() + 1)
@@ -210,6 +218,9 @@ func setOrDelete(dst map[string]any, key string, src map[string]any) {
 func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f *form) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
+		return zero, err
+	}
+	if err := h.admitNamespace(ctx, current, false); err != nil {
 		return zero, err
 	}
 	var old map[string]any

@@ -49,6 +49,9 @@ type handler[O resource.Object] struct {
 	// check defaults and validates writes by the kind's schema
 	// (admission.go); nil when the kind has none.
 	check *schemacheck.Check
+	// namespaces admits writes by their namespace's lifecycle
+	// (nsadmission.go); nil when namespaces are not served.
+	namespaces NamespaceLifecycle
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -100,6 +103,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		versions = cfg.versions.Infos()
 	}
 	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
+	h.namespaces = cfg.namespaces
 	return h
 }
 
@@ -137,6 +141,10 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 			return h.updateScale(w, r, rt)
 		case http.MethodPatch:
 			return h.patchScale(w, r, rt)
+		}
+	case rt.finalize:
+		if method == http.MethodPut {
+			return h.update(w, r, rt)
 		}
 	case rt.status:
 		switch method {

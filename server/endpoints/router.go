@@ -33,6 +33,8 @@ type route struct {
 	status bool
 	// scale is true for the .../{name}/scale subresource.
 	scale bool
+	// finalize is true for the .../{name}/finalize subresource.
+	finalize bool
 }
 
 // NewHandler returns the handler for every resource path under /apis, and
@@ -119,6 +121,8 @@ func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool)
 			rte.status = true
 		case segs[1] == "scale" && res.Info().Scale != nil:
 			rte.scale = true
+		case segs[1] == "finalize" && res.Info().HasFinalize:
+			rte.finalize = true
 		default:
 			return nil, route{}, false
 		}

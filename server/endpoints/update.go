@@ -45,6 +45,9 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 // resource or its status. f is the form of what the client sent or its
 // patch produced (nil for an apply).
 func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, f *form, rt route) (O, error) {
+	if rt.finalize {
+		return h.prepareFinalize(obj, current)
+	}
 	if rt.status {
 		return h.prepareStatusUpdate(ctx, obj, current, f)
 	}
@@ -91,7 +94,7 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 		if err != nil {
 			return zero, err
 		}
-		if len(obj.GetFinalizers()) == 0 && current.GetDeletionTimestamp() != nil &&
+		if len(obj.GetFinalizers()) == 0 && !h.ownFinalizersPending(obj) && current.GetDeletionTimestamp() != nil &&
 			(current.GetDeletionGracePeriodSeconds() == nil || *current.GetDeletionGracePeriodSeconds() == 0) {
 			emptied, last = obj, current
 			return zero, errEmptiedFinalizers

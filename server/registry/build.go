@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/admission/nslifecycle"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/cache"
 	"github.com/apiloom/apiloom/server/convert"
@@ -93,6 +94,9 @@ type shared struct {
 	// them, with which the field manager compares a write with the fields
 	// managers own in other versions.
 	versions map[schema.GroupKind]*convert.Versions
+	// namespaces admits writes by their namespace's lifecycle; nil when
+	// namespaces are not served (namespaces.go).
+	namespaces *nslifecycle.Lifecycle
 }
 
 // builder builds one resource's storage and handler on a backend.
@@ -154,6 +158,7 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 			out.stored = storedBy{}
 		}
 		out.stored[&def.Info] = iface
+		sh.bindNamespaces(iface)
 		return serve(ctx, b, sh, out, def, iface)
 	}
 }
@@ -170,6 +175,9 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	}
 	if b.Limits != nil {
 		opts = append(opts, endpoints.WithLimits(*b.Limits))
+	}
+	if sh.namespaces != nil {
+		opts = append(opts, endpoints.WithNamespaceLifecycle(sh.namespaces))
 	}
 	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 	return nil
@@ -198,7 +206,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions}
+	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle()}
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {

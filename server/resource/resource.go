@@ -78,6 +78,9 @@ type Info struct {
 	// generator by builtin/apis.yaml rather than by markers; the server's
 	// --builtin-apis flag chooses which of them are served.
 	BuiltIn bool
+	// HasFinalize is true when the kind has a finalize subresource
+	// (Definition.Finalize), as a Namespace's namespaces/finalize.
+	HasFinalize bool
 }
 
 // Stored reports whether objects of this version are stored as they are
@@ -199,6 +202,25 @@ type Definition[O Object] struct {
 	// pipeline, after the metadata rules and before storage; violations
 	// are one 422 Invalid with a cause each. It must not change obj or old.
 	Validate func(obj, old O) field.ErrorList
+
+	// Default, optional, sets the defaults of a built-in kind on obj, a
+	// write's object as decoded (kube-apiserver's SetDefaults_ functions
+	// and the conversions it decodes through: a Secret's type Opaque). Every
+	// write path calls it where the request's object is decoded, a patch
+	// or an apply merged, before managed fields are tracked, so defaulted
+	// fields count as set by the writer.
+	Default func(obj O)
+	// Prepare, optional, sets the fields the server owns on obj, the
+	// object a create (old nil) or an update of the main resource (old the
+	// stored object) stores, after the generic metadata rules and before
+	// validation: kube-apiserver's strategy PrepareForCreate and
+	// PrepareForUpdate (a Namespace starts Active with the "kubernetes"
+	// finalizer, and keeps its spec.finalizers on update). It must not
+	// change old.
+	Prepare func(obj, old O)
+	// Finalize, optional, is the kind's own deletion lifecycle and its
+	// finalize subresource (lifecycle.go); Info.HasFinalize says it is set.
+	Finalize *Finalize[O]
 
 	// Printer, optional, renders the kind's Table in place of the name
 	// and PrintColumns: a built-in kind whose kube-apiserver printer

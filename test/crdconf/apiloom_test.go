@@ -33,7 +33,9 @@ func TestAPILoomMatchesCRD(t *testing.T) {
 
 	etcd := etcdtest.Start(t)
 	ts := testserver.Start(t, apiserver.Install, testserver.WithEtcd(etcd.Endpoints()...))
-	tg, err := newTarget(ts.Config, "crdconf-"+rand.String(6), func(ctx context.Context, key, value string) error {
+	ns := "crdconf-" + rand.String(6)
+	ts.CreateNamespaces(t, ns)
+	tg, err := newTarget(ts.Config, ns, func(ctx context.Context, key, value string) error {
 		_, err := etcd.Put(ctx, key, value)
 		return err
 	})

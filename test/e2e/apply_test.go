@@ -120,7 +120,8 @@ func TestKubectlServerSideApply(t *testing.T) {
 }
 
 func TestClientsetApply(t *testing.T) {
-	_, cs := startServer(t)
+	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 
@@ -205,7 +206,8 @@ func TestClientsetApply(t *testing.T) {
 // TestApplyWatchEvents: watchers see the managed fields of every event, and
 // an apply that changes nothing sends none.
 func TestApplyWatchEvents(t *testing.T) {
-	_, cs := startServer(t)
+	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "w")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("w")
 	w, err := dbs.Watch(ctx, metav1.ListOptions{})
@@ -244,6 +246,7 @@ func TestApplyWatchEvents(t *testing.T) {
 
 func TestDynamicApply(t *testing.T) {
 	ts, _ := startServer(t)
+	ts.CreateNamespaces(t, "d")
 	ctx := t.Context()
 	dc := dynamic.NewForConfigOrDie(ts.Config)
 	gvr := schema.GroupVersionResource{Group: "example.apiloom.dev", Version: "v1", Resource: "databases"}

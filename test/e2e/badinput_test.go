@@ -18,6 +18,7 @@ import (
 // while the stored object stays as it was.
 func TestBadInputGetsStatusAndChangesNothing(t *testing.T) {
 	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	db := newDatabase("orders")

@@ -19,7 +19,8 @@ func newDatabase(name string) *examplev1.Database {
 }
 
 func TestClientsetNamespacedLifecycle(t *testing.T) {
-	_, cs := startServer(t)
+	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 

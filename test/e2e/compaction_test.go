@@ -37,7 +37,8 @@ func TestCompaction(t *testing.T) {
 			if !tc.cache {
 				opts = append(opts, testserver.WithoutWatchCache())
 			}
-			_, cs := startServer(t, opts...)
+			ts, cs := startServer(t, opts...)
+			ts.CreateNamespaces(t, "shop")
 			testCompaction(t, cs, etcd, tc.cache)
 		})
 	}

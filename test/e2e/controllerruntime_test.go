@@ -19,6 +19,7 @@ import (
 // status.
 func TestControllerRuntimeApply(t *testing.T) {
 	ts, _ := startServer(t)
+	ts.CreateNamespaces(t, "ops")
 	ctx := t.Context()
 	scheme := runtime.NewScheme()
 	if err := examplev1.AddToScheme(scheme); err != nil {

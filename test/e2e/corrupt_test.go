@@ -46,6 +46,7 @@ func TestCorruptObject(t *testing.T) {
 				opts = append(opts, testserver.WithoutWatchCache())
 			}
 			ts, cs := startServer(t, opts...)
+			ts.CreateNamespaces(t, "shop")
 			testCorruptObject(t, ts, cs, etcd, tc.cache)
 		})
 	}
@@ -164,7 +165,8 @@ func testCorruptObject(t *testing.T, ts *testserver.TestServer, cs versioned.Int
 func TestRestartOnCorruptValue(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	opts := []testserver.Option{testserver.WithEtcd(etcd.Endpoints()...)}
-	_, first := startServer(t, opts...)
+	firstServer, first := startServer(t, opts...)
+	firstServer.CreateNamespaces(t, "shop")
 	if _, err := first.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("good"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 // server is known to be one, and ours is known to keep its promise.
 func TestIdleWatchGoroutines(t *testing.T) {
 	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

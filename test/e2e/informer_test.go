@@ -72,6 +72,7 @@ func TestInformers(t *testing.T) {
 
 func testInformer(t *testing.T, watchList bool, opts ...testserver.Option) {
 	ts, cs := startServer(t, opts...)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	if _, err := dbs.Create(ctx, newDatabase("before-start"), metav1.CreateOptions{}); err != nil {

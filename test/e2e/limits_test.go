@@ -120,6 +120,7 @@ func TestSlowBodyEndsAtTheRequestTimeout(t *testing.T) {
 func TestWatchOutlivesTheRequestTimeout(t *testing.T) {
 	const timeout = time.Second
 	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) { o.RequestTimeout = timeout }))
+	ts.CreateNamespaces(t, "shop")
 	h1 := rest.CopyConfig(ts.Config)
 	h1.NextProtos = []string{"http/1.1"}
 	watches := map[string]watch.Interface{}
@@ -156,10 +157,13 @@ func TestWatchOutlivesTheRequestTimeout(t *testing.T) {
 // are not held back.
 func TestMutatingRequestsBeyondTheLimit(t *testing.T) {
 	const timeout = 4 * time.Second // the queue wait is 1s
-	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) {
+	// Without leader election: its Lease renewals would take the one
+	// mutating seat's place in the queue.
+	ts, cs := startServer(t, testserver.WithElection(false), withOptions(func(o *apiserver.Options) {
 		o.RequestTimeout = timeout
 		o.MaxMutatingRequestsInFlight = 1
 	}))
+	ts.CreateNamespaces(t, "shop")
 	c := clients(t, ts)["HTTP/2"]
 	held := make(chan answer, 1)
 	go func() { held <- slowCreate(t, ts, c, "") }()
@@ -213,6 +217,7 @@ func TestStarvedWatchIsReset(t *testing.T) {
 func testStarvedWatchIsReset(t *testing.T, cache bool) {
 	const writeTimeout = 2 * time.Second
 	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) { o.WatchWriteTimeout = writeTimeout; o.WatchCache = cache }))
+	ts.CreateNamespaces(t, "shop")
 	wantCode := http2.ErrCodeCancel
 	if http2Server(t) == apiserver.HTTP2ServerGo {
 		wantCode = http2.ErrCodeInternal

@@ -48,6 +48,7 @@ func TestApplyMatchesKubeAPIServer(t *testing.T) {
 	installPeerCRDs(t, peerCfg)
 	ts, _ := startServer(t)
 	ns := "ssa-" + rand.String(6)
+	ts.CreateNamespaces(t, ns)
 	if _, err := kubernetes.NewForConfigOrDie(peerCfg).CoreV1().Namespaces().Create(t.Context(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,9 @@ import (
 func TestReplicasShareOneEtcd(t *testing.T) {
 	etcd := etcdtest.StartServer(t)
 	endpoint := "http://" + etcd.Clients[0].Addr().String()
-	_, a := startServer(t, testserver.WithEtcd(endpoint))
+	ta, a := startServer(t, testserver.WithEtcd(endpoint))
 	_, b := startServer(t, testserver.WithEtcd(endpoint))
+	ta.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 
 	w, err := b.ExampleV1().Databases("shop").Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})

@@ -35,6 +35,7 @@ const databaseSpecSchema = "com.github.apiloom.apiloom.apis.example.v1.DatabaseS
 // and a Region's zones, which have neither, are replaced.
 func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	dc := discovery.NewDiscoveryClientForConfigOrDie(ts.Config)
 	gv := schema.GroupVersion{Group: "example.apiloom.dev", Version: "v1"}
 	doc, err := openapi3.NewRoot(dc.OpenAPIV3()).GVSpec(gv)
@@ -124,7 +125,8 @@ func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 // TestStrategicMergePatchClientset sends strategic merge patches through
 // the generated clientset (client-go's RESTClient) to the example kinds.
 func TestStrategicMergePatchClientset(t *testing.T) {
-	_, cs := startServer(t)
+	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	db := newDatabase("orders")
@@ -263,7 +265,8 @@ func TestKubectlStrategicMergePatch(t *testing.T) {
 // TestStrategicMergePatchListLimitFlag: --strategic-merge-patch-max-list-elements
 // reaches every resource's handler.
 func TestStrategicMergePatchListLimitFlag(t *testing.T) {
-	_, cs := startServer(t, func(o *apiserver.Options) { o.StrategicMergePatchMaxListElements = 3 })
+	ts, cs := startServer(t, func(o *apiserver.Options) { o.StrategicMergePatchMaxListElements = 3 })
+	ts.CreateNamespaces(t, "shop")
 	dbs := cs.ExampleV1().Databases("shop")
 	db := newDatabase("orders")
 	db.Finalizers = []string{"example.com/a"}

@@ -143,6 +143,7 @@ func peerTarget(t *testing.T, ns string) *smpTarget {
 func TestStrategicMergePatchLikeKubeAPIServer(t *testing.T) {
 	ts, _ := startServer(t)
 	ns := fmt.Sprintf("smp-%d", os.Getpid())
+	ts.CreateNamespaces(t, ns)
 	ours := smpTarget{
 		rc: restFor(t, ts.Config), base: "/apis/example.apiloom.dev/v1/namespaces/" + ns + "/databases",
 		resource: "databases.example.apiloom.dev",

@@ -60,6 +60,7 @@ func insufficientStorage(t *testing.T, what string, err error, want ...string) {
 // NOSPACE alarm): creates work again without a restart.
 func TestEtcdQuotaFull(t *testing.T) {
 	ts, cs := startServer(t, func(o *apiloomserver.Options) { o.EtcdQuotaBackendBytes = 32 << 20 })
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	// One object's watch: the events of 30 MiB of objects would make the
@@ -247,6 +248,7 @@ func TestDiskFull(t *testing.T) {
 	dir := tmpfs(t, tmpfsSize)
 	ts, cs := startServer(t, testserver.WithDataDir(filepath.Join(dir, "data")), testserver.WithCompactionInterval(100*time.Millisecond),
 		func(o *apiloomserver.Options) { o.EtcdMinFreeDiskBytes = testMinFree })
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	if _, err := dbs.Create(ctx, newDatabase("orders"), metav1.CreateOptions{}); err != nil {
@@ -335,7 +337,8 @@ func TestStartOnFullDisk(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	withGuard := func(o *apiloomserver.Options) { o.EtcdMinFreeDiskBytes = testMinFree }
 	t.Run("first start", func(t *testing.T) {
-		_, cs := startServer(t, testserver.WithDataDir(data), withGuard)
+		ts, cs := startServer(t, testserver.WithDataDir(data), withGuard)
+		ts.CreateNamespaces(t, "shop")
 		if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -55,6 +55,7 @@ func firstWatchEvent(t *testing.T, ts *testserver.TestServer, client *http.Clien
 
 func TestWatchTransports(t *testing.T) {
 	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

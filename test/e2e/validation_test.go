@@ -21,7 +21,8 @@ import (
 // the causes' order is not compared), and absent fields get their
 // defaults.
 func TestValidationAndDefaults(t *testing.T) {
-	_, cs := startServer(t)
+	ts, cs := startServer(t)
+	ts.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 

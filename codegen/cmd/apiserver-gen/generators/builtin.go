@@ -54,6 +54,15 @@ type builtinKind struct {
 	// Printer, when set, is the kind's own Table, "<import path>.<Var>",
 	// a *resource.Printer[*T] (resource.Definition.Printer).
 	Printer string `json:"printer"`
+	// Default is the function with the kind's defaults,
+	// "<import path>.<Func>", of type func(obj *T); empty for none.
+	Default string `json:"default"`
+	// Prepare is the function setting the fields the server owns on
+	// create and update, of type func(obj, old *T); empty for none.
+	Prepare string `json:"prepare"`
+	// Finalize is the variable holding the kind's finalize lifecycle, of
+	// type *resource.Finalize[*T]; empty for none.
+	Finalize string `json:"finalize"`
 }
 
 // builtinField is a selectable field computed by a function.
@@ -129,6 +138,11 @@ func (k *builtinKind) funcs() []string {
 	}
 	if k.Printer != "" {
 		out = append(out, k.Printer)
+	}
+	for _, ref := range []string{k.Default, k.Prepare, k.Finalize} {
+		if ref != "" {
+			out = append(out, ref)
+		}
 	}
 	return out
 }
@@ -265,5 +279,34 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 	if bk.TTL != "" {
 		r.TTL, _ = time.ParseDuration(bk.TTL) // checked by readBuiltins
 	}
+	for _, h := range []struct {
+		key, ref string
+		out      **types.Type
+		variable bool
+	}{
+		{"default", bk.Default, &r.Default, false},
+		{"prepare", bk.Prepare, &r.Prepare, false},
+		{"finalize", bk.Finalize, &r.Finalize, true},
+	} {
+		if h.ref == "" {
+			continue
+		}
+		pkg, name, _ := splitFunc(h.ref)
+		n := types.Name{Package: pkg, Name: name}
+		if h.variable {
+			v := u.Variable(n)
+			if v.Kind != types.DeclarationOf || v.Underlying == nil {
+				return nil, fmt.Errorf("%s %s: no such variable", h.key, h.ref)
+			}
+			*h.out = v
+			continue
+		}
+		fn := u.Function(n)
+		if fn.Kind != types.DeclarationOf || fn.Underlying == nil || fn.Underlying.Signature == nil {
+			return nil, fmt.Errorf("%s %s: no such function", h.key, h.ref)
+		}
+		*h.out = fn
+	}
+	r.HasFinalize = r.Finalize != nil
 	return r, nil
 }

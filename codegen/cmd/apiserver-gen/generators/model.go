@@ -85,6 +85,11 @@ type resourceModel struct {
 	Printer *types.Type
 	// TTL is how long objects live after their last write; 0 for ever.
 	TTL time.Duration
+	// Default, Prepare and Finalize are the kind's other hooks (a
+	// built-in kind's, from builtin/apis.yaml); nil for none.
+	Default, Prepare, Finalize *types.Type
+	// HasFinalize is true when Finalize is set.
+	HasFinalize bool
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and

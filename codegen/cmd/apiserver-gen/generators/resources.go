@@ -75,6 +75,16 @@ const ttlTemplate = `		TTL: $.seconds$ * $.Second|raw$,
 const builtInTemplate = `		BuiltIn: true,
 `
 
+// hasFinalizeTemplate states Info.HasFinalize, for a kind with a finalize
+// lifecycle.
+const hasFinalizeTemplate = `		HasFinalize: true,
+`
+
+// hookTemplate states one hook of a built-in kind (Default, Prepare,
+// Finalize).
+const hookTemplate = `	$.field$: $.hook|raw$,
+`
+
 // validateTemplate states Validate, for a kind with validation rules of
 // its own (a built-in kind's).
 const validateTemplate = `	Validate: $.validate|raw$,
@@ -268,6 +278,9 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if r.BuiltIn {
 		sw.Do(builtInTemplate, args)
 	}
+	if r.HasFinalize {
+		sw.Do(hasFinalizeTemplate, args)
+	}
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
@@ -292,6 +305,14 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.Printer != nil {
 		sw.Do(printerTemplate, args.With("printer", r.Printer))
+	}
+	for _, h := range []struct {
+		field string
+		hook  *types.Type
+	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}} {
+		if h.hook != nil {
+			sw.Do(hookTemplate, args.With("field", h.field).With("hook", h.hook))
+		}
 	}
 	if err := sw.Error(); err != nil {
 		return err

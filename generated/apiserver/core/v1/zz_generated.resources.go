@@ -7,6 +7,7 @@ import (
 
 	builtinfields "github.com/apiloom/apiloom/builtin/fields"
 	printers "github.com/apiloom/apiloom/builtin/printers"
+	strategy "github.com/apiloom/apiloom/builtin/strategy"
 	validation "github.com/apiloom/apiloom/builtin/validation"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
@@ -128,6 +129,7 @@ var Namespace = &resource.Definition[*corev1.Namespace]{
 		OpenAPIName: "io.k8s.api.core.v1.Namespace",
 		Schema:      ``,
 		BuiltIn:     true,
+		HasFinalize: true,
 	},
 	New:        func() *corev1.Namespace { return new(corev1.Namespace) },
 	Fields:     namespaceFields,
@@ -136,6 +138,9 @@ var Namespace = &resource.Definition[*corev1.Namespace]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
 	Validate: validation.Namespace,
+	Default:  strategy.Namespace,
+	Prepare:  strategy.NamespacePrepare,
+	Finalize: strategy.NamespaceFinalize,
 }
 
 // namespaceFields returns the field-selector fields of the Namespace o.
@@ -178,6 +183,7 @@ var Secret = &resource.Definition[*corev1.Secret]{
 			equality.Semantic.DeepEqual(a.Type, b.Type)
 	},
 	Validate: validation.Secret,
+	Default:  strategy.Secret,
 }
 
 // secretFields returns the field-selector fields of the Secret o.
