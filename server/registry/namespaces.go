@@ -13,15 +13,15 @@ import (
 // and the namespace controller.
 func (r *Registry) ServesNamespaces() bool {
 	for _, e := range r.entries {
-		if IsNamespaces(e.Info) {
+		if isNamespaces(e.Info) {
 			return true
 		}
 	}
 	return false
 }
 
-// IsNamespaces reports whether info is core/v1's namespaces.
-func IsNamespaces(info *resource.Info) bool {
+// isNamespaces reports whether info is core/v1's namespaces.
+func isNamespaces(info *resource.Info) bool {
 	return info.Group == "" && info.Version == "v1" && info.Plural == "namespaces"
 }
 
