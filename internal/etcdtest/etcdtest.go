@@ -4,8 +4,11 @@
 package etcdtest
 
 import (
+	"errors"
 	"net"
 	"net/url"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,21 +42,32 @@ func Start(t testing.TB, opts ...Option) *clientv3.Client {
 // when t ends.
 func StartServer(t testing.TB, opts ...Option) *embed.Etcd {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.UnsafeNoFsync = true
-	// Tests read failures from clients; etcd's own logs are only noise here.
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	client, peer := freeURL(t), freeURL(t)
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.InitialCluster = cfg.Name + "=" + peer.String()
-	for _, o := range opts {
-		o(cfg)
-	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
+	// A free port is found by listening and closing, so another process
+	// may take it before etcd binds it: then try again on other ports.
+	var e *embed.Etcd
+	var err error
+	for attempt := 0; ; attempt++ {
+		cfg := embed.NewConfig()
+		cfg.Dir = t.TempDir()
+		cfg.UnsafeNoFsync = true
+		// Tests read failures from clients; etcd's own logs are only noise here.
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		client, peer := freeURL(t), freeURL(t)
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.InitialCluster = cfg.Name + "=" + peer.String()
+		for _, o := range opts {
+			o(cfg)
+		}
+		e, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		// etcd may wrap the listener's error as text only.
+		inUse := errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+		if !inUse || attempt == 4 {
+			t.Fatalf("start etcd: %v", err)
+		}
 	}
 	t.Cleanup(e.Close)
 	select {

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/client-go/rest"
 
@@ -10,11 +11,34 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 )
 
+// Names of the controllers, as --controllers takes them: kube-controller-
+// manager's names for the same loops.
+const (
+	controllerGC        = "garbagecollector"
+	controllerNamespace = "namespace"
+)
+
+// controllerNames are every controller the server can run.
+var controllerNames = []string{controllerGC, controllerNamespace}
+
+// controllerEnabled reports whether --controllers (names) enables name, as
+// kube-controller-manager reads its flag: "name" enables, "-name"
+// disables, "*" enables every one not disabled.
+func controllerEnabled(names []string, name string) bool {
+	if slices.Contains(names, "-"+name) {
+		return false
+	}
+	return slices.Contains(names, name) || slices.Contains(names, "*")
+}
+
 // controllerList is the control loops the server runs (server/controllers
 // says how), in the order they start.
 func (s *Server) controllerList() []controllers.Controller {
-	list := []controllers.Controller{gc.New(s.opts.ConcurrentGCSyncs)}
-	if s.registry.ServesNamespaces() {
+	var list []controllers.Controller
+	if controllerEnabled(s.opts.Controllers, controllerGC) {
+		list = append(list, gc.New(s.opts.ConcurrentGCSyncs))
+	}
+	if controllerEnabled(s.opts.Controllers, controllerNamespace) && s.registry.ServesNamespaces() {
 		cfg := namespace.DefaultConfig()
 		cfg.Workers = s.opts.ConcurrentNamespaceSyncs
 		list = append(list, namespace.New(cfg))

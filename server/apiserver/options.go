@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -125,6 +127,10 @@ type Options struct {
 	// server (namespace deletion, garbage collection): the one holding
 	// their Lease, as kube-controller-manager's --leader-elect.
 	Election controllers.Election
+	// Controllers names the controllers the server runs (--controllers,
+	// kube-controller-manager's syntax): "*" every one, "name" one,
+	// "-name" not that one.
+	Controllers []string
 	// ConcurrentGCSyncs is how many objects the garbage collector works on
 	// at once (kube-controller-manager's --concurrent-gc-syncs).
 	ConcurrentGCSyncs int
@@ -163,6 +169,7 @@ func DefaultOptions() Options {
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 		// kube-controller-manager's.
 		Election:                 controllers.DefaultElection(),
+		Controllers:              []string{"*"},
 		ConcurrentGCSyncs:        gc.DefaultWorkers,
 		ConcurrentNamespaceSyncs: namespace.DefaultConfig().Workers,
 	}
@@ -217,6 +224,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Election.LeaseDuration, "leader-elect-lease-duration", o.Election.LeaseDuration, "how long other replicas wait after the leader's last renewal before taking its Lease over")
 	fs.DurationVar(&o.Election.RenewDeadline, "leader-elect-renew-deadline", o.Election.RenewDeadline, "how long the leader keeps trying to renew its Lease before it stops its controllers; less than --leader-elect-lease-duration")
 	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "the controllers the server runs ("+strings.Join(controllerNames, ", ")+"): * runs every one, 'name' that one, '-name' not that one (kube-controller-manager's flag); an empty value none")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
@@ -251,6 +259,11 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	for _, name := range o.Controllers {
+		if name != "*" && !slices.Contains(controllerNames, strings.TrimPrefix(name, "-")) {
+			errs = append(errs, fmt.Errorf("--controllers: %q is not a controller (%s)", name, strings.Join(controllerNames, ", ")))
+		}
 	}
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))

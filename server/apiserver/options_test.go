@@ -32,7 +32,7 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 		"--tls-cert-file=a.crt", "--etcd-cafile=ca.crt", "--etcd-prefix=registry",
 		"--etcd-compaction-interval=-1s", "--request-timeout=-1s", "--max-requests-inflight=-1",
 		"--max-mutating-requests-inflight=-1", "--watch-write-timeout=-1s", "--http2-server=nghttpd",
-		"--concurrent-namespace-syncs=0",
+		"--concurrent-namespace-syncs=0", "--controllers=*,-replicaset",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestOptionsValidateReportsEveryProblem(t *testing.T) {
 	}
 	for _, want := range []string{"--data-dir", "--bind-address", "--secure-port", "--tls-cert-file", "--etcd-cafile", "--etcd-prefix", "--etcd-compaction-interval",
 		"--request-timeout", "--max-requests-inflight", "--max-mutating-requests-inflight", "--watch-write-timeout", "--http2-server",
-		"--concurrent-namespace-syncs"} {
+		"--concurrent-namespace-syncs", "--controllers"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}
@@ -93,6 +93,24 @@ func TestEtcdSpaceFlags(t *testing.T) {
 	} {
 		if _, err := parse(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestControllersFlag: --controllers reads as kube-controller-manager's.
+func TestControllersFlag(t *testing.T) {
+	for _, tc := range []struct {
+		flag   []string
+		gc, ns bool
+	}{
+		{[]string{"*"}, true, true},
+		{nil, false, false},
+		{[]string{"*", "-garbagecollector"}, false, true},
+		{[]string{"namespace"}, false, true},
+		{[]string{"garbagecollector", "-garbagecollector"}, false, false},
+	} {
+		if gc, ns := controllerEnabled(tc.flag, controllerGC), controllerEnabled(tc.flag, controllerNamespace); gc != tc.gc || ns != tc.ns {
+			t.Errorf("--controllers=%v: garbagecollector %v namespace %v, want %v %v", tc.flag, gc, ns, tc.gc, tc.ns)
 		}
 	}
 }

@@ -69,6 +69,13 @@ func WithElection(on bool) Option {
 	return func(o *apiserver.Options) { o.Election.Enabled = on }
 }
 
+// WithControllers runs only the named controllers inside the server
+// (--controllers; none when names is empty): for tests that count the
+// server's watchers or goroutines, which the controllers' informers add to.
+func WithControllers(names ...string) Option {
+	return func(o *apiserver.Options) { o.Controllers = names }
+}
+
 // Start starts a server for the resources install registers and returns
 // once it serves. The server stops, and waits for its goroutines, when t ends.
 func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *TestServer {

@@ -34,7 +34,6 @@ func TestEventsValidation(t *testing.T) {
 	ts, _ := startServer(t)
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := t.Context()
-	eventsNamespace(t, kc, "default")
 	rc := restClient(t, ts.Config)
 	long := strings.Repeat("r", 130)
 	for _, tc := range []struct {

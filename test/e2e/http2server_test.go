@@ -21,7 +21,8 @@ import (
 // a goroutine, and its handler's goroutine on Go's. So the run with Go's
 // server is known to be one, and ours is known to keep its promise.
 func TestIdleWatchGoroutines(t *testing.T) {
-	ts, cs := startServer(t)
+	// No controllers: their informers start goroutines of their own.
+	ts, cs := startServer(t, testserver.WithControllers())
 	ts.CreateNamespaces(t, "shop")
 	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -216,7 +216,8 @@ func TestStarvedWatchIsReset(t *testing.T) {
 
 func testStarvedWatchIsReset(t *testing.T, cache bool) {
 	const writeTimeout = 2 * time.Second
-	ts, cs := startServer(t, withOptions(func(o *apiserver.Options) { o.WatchWriteTimeout = writeTimeout; o.WatchCache = cache }))
+	// No controllers: their informers would watch databases too.
+	ts, cs := startServer(t, testserver.WithControllers(), withOptions(func(o *apiserver.Options) { o.WatchWriteTimeout = writeTimeout; o.WatchCache = cache }))
 	ts.CreateNamespaces(t, "shop")
 	wantCode := http2.ErrCodeCancel
 	if http2Server(t) == apiserver.HTTP2ServerGo {
