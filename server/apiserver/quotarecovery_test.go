@@ -30,6 +30,15 @@ func fillToNoSpace(t *testing.T, c *clientv3.Client) []string {
 		k := fmt.Sprintf("/fill/%04d", i)
 		_, err := c.Put(t.Context(), k, strings.Repeat("x", 16<<10))
 		if errors.Is(err, rpctypes.ErrNoSpace) {
+			// A put refused in etcd's apply raises the alarm afterwards,
+			// in a goroutine of its own: wait for it.
+			deadline := time.Now().Add(30 * time.Second)
+			for !noSpaceAlarm(t, c) {
+				if time.Now().After(deadline) {
+					t.Fatal("NOSPACE refused a put, but no NOSPACE alarm within 30s")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			return keys
 		}
 		if err != nil {
