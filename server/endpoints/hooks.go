@@ -173,7 +173,9 @@ func (h *handler[O]) validateHooks(ctx context.Context, obj, old O, create, stat
 		op = hook.Create
 		validate = func(req *hook.Request) (hook.Warnings, field.ErrorList) { return hs.ValidateCreate(req, obj) }
 	case !create && status && hs.ValidateStatusUpdate != nil:
-		validate = func(req *hook.Request) (hook.Warnings, field.ErrorList) { return hs.ValidateStatusUpdate(req, obj, old) }
+		validate = func(req *hook.Request) (hook.Warnings, field.ErrorList) {
+			return hs.ValidateStatusUpdate(req, obj, old)
+		}
 	case !create && !status && hs.ValidateUpdate != nil:
 		validate = func(req *hook.Request) (hook.Warnings, field.ErrorList) { return hs.ValidateUpdate(req, obj, old) }
 	default:
