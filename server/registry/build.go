@@ -19,6 +19,7 @@ import (
 	"github.com/apiloom/apiloom/server/convert"
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -119,6 +120,13 @@ func buildConverted[O, S resource.Object](def *resource.Definition[O], conv reso
 		inner, ok := out.stored[&conv.Storage.Info].(storage.Interface[S])
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoStorageVersion, conv.Storage.GroupVersionResource())
+		}
+		if def.Hooks == nil && conv.Storage.Hooks != nil {
+			// The kind's hooks, written for its storage version, hold
+			// through this version too.
+			d := *def
+			d.Hooks = hook.Converted(conv.Storage.Hooks, conv.Storage.New, conv.ToStorage, conv.FromStorage)
+			def = &d
 		}
 		return serve(ctx, b, sh, out, def, storage.Interface[O](convert.New(inner, def, conv)))
 	}

@@ -56,6 +56,13 @@ func TestExampleHooks(t *testing.T) {
 		t.Fatalf("clearing spec.region: got %v, want 422", err)
 	}
 	warns.take() // the refused writes were still of postgres 12.4
+	// The hooks are v1's, the storage version's: they hold through
+	// v2alpha1 too, converted.
+	_, err = c.ExampleV2alpha1().Databases("default").Patch(ctx, "db1", types.MergePatchType, []byte(`{"spec":{"region":"us-1"}}`), metav1.PatchOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.region: Invalid value: \"us-1\": field is immutable") {
+		t.Fatalf("moving a Database through v2alpha1: got %v, want 422 on spec.region", err)
+	}
+	warns.take()
 	if _, err := dbs.Patch(ctx, "db1", types.MergePatchType, []byte(`{"spec":{"version":"16.1"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
