@@ -61,11 +61,26 @@ func findHooks(base string, gvs []*groupVersion) error {
 	if base == "" {
 		return nil
 	}
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo | packages.NeedFiles}
-	pkgs, err := packages.Load(cfg, base+"/...")
+	pkgs, err := loadHooks(base + "/...")
 	if err != nil {
-		return fmt.Errorf("loading the hooks packages %s/...: %w", base, err)
+		return err
 	}
+	return checkHooks(pkgs, base, gvs)
+}
+
+// loadHooks loads the packages patterns name, with their types and syntax.
+func loadHooks(patterns ...string) ([]*packages.Package, error) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo | packages.NeedFiles}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the hooks packages %s: %w", strings.Join(patterns, " "), err)
+	}
+	return pkgs, nil
+}
+
+// checkHooks checks pkgs, the hooks packages under base, and attaches
+// each kind's hooks to its model.
+func checkHooks(pkgs []*packages.Package, base string, gvs []*groupVersion) error {
 	var errs []error
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
