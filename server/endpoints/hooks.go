@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/hook"
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 // A kind's hooks (resource.Definition.Hooks, package server/hook) run in
@@ -213,4 +215,15 @@ func (h *handler[O]) validateDeleteHook(ctx context.Context, obj O) error {
 		return nil
 	}
 	return apierrors.NewForbidden(h.gr, obj.GetName(), errs.ToAggregate())
+}
+
+// keepOnlyStatus makes obj, the object a /status write stores after its
+// hooks ran, stored with obj's status and managed fields: a /status write
+// changes nothing else, whatever a hook set (kube-apiserver's status
+// strategies reset the rest the same way).
+func keepOnlyStatus[O resource.Object](copyStatus func(dst, src O), obj, stored O) {
+	restored := copyObject(stored)
+	copyStatus(restored, obj)
+	restored.SetManagedFields(obj.GetManagedFields())
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(restored).Elem())
 }

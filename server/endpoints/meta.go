@@ -274,6 +274,7 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 		}
 		if ran {
 			f = nil // the hooks' object is validated, not the request's
+			keepOnlyStatus(h.def.CopyStatus, current, stored)
 		}
 	}
 	var u map[string]any

@@ -82,9 +82,11 @@ func (h *hookRecorder) hooks() *hook.Hooks[*crdconfv1.Widget] {
 	return &hook.Hooks[*crdconfv1.Widget]{
 		Default: func(req *hook.Request, obj *crdconfv1.Widget) {
 			h.record(obj.Name, "Default", req, nil)
-			if req.Subresource == "" {
-				metav1.SetMetaDataAnnotation(&obj.ObjectMeta, "hooks.test/default", string(req.Operation))
+			v := string(req.Operation)
+			if req.Subresource != "" {
+				v += "/" + req.Subresource // never stored: a /status write changes only the status
 			}
+			metav1.SetMetaDataAnnotation(&obj.ObjectMeta, "hooks.test/default", v)
 		},
 		PrepareForCreate: func(req *hook.Request, obj *crdconfv1.Widget) {
 			h.record(obj.Name, "PrepareForCreate", req, nil)

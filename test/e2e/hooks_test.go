@@ -156,6 +156,9 @@ func TestHooksWritePaths(t *testing.T) {
 	if w.Status.ObservedGeneration == nil || *w.Status.ObservedGeneration != w.Generation {
 		t.Errorf("status: PrepareForStatusUpdate's change not stored: %v", w.Status.ObservedGeneration)
 	}
+	if got := w.Annotations["hooks.test/default"]; got != "UPDATE" {
+		t.Errorf("status: a hook changed metadata through /status: annotation %q", got)
+	}
 	_, err = widgets.Patch(ctx, "w1", types.MergePatchType, []byte(`{"status":{"phase":"Failed"}}`), metav1.PatchOptions{}, "status")
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.phase: Forbidden: refused by the test hook") {
 		t.Errorf("status patch: got %v, want 422 on status.phase", err)
