@@ -21,7 +21,9 @@ type config struct {
 	// The resource under load; namespaced.
 	Group, Version, Resource, Kind, Namespace string
 	// PayloadField is the dotted path of a string field that carries the
-	// ~1 KiB payload; BaseSpec is a JSON object the spec starts from
+	// ~1 KiB payload, and that updates change: by default an annotation,
+	// since the example's Database has no free-form spec field that may
+	// change (its spec.region is immutable, a hook says); BaseSpec is a JSON object the spec starts from
 	// (required fields of the kind).
 	PayloadField string
 	PayloadBytes int
@@ -70,7 +72,7 @@ func defaultConfig() config {
 		Label:   "apiloom",
 		Timeout: 15 * time.Minute,
 		Group:   "example.apiloom.dev", Version: "v1", Resource: "databases", Kind: "Database", Namespace: "bench",
-		PayloadField: "spec.region", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
+		PayloadField: "metadata.annotations.load-payload", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
 		StreamsPerConn: 900, OpenConcurrency: 100,
 		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,

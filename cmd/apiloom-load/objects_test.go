@@ -35,7 +35,7 @@ func TestObjectFactory(t *testing.T) {
 	if v, _, _ := unstructured.NestedString(a.Object, "spec", "engine"); v != "postgres" {
 		t.Fatalf("base spec not applied: %v", a.Object)
 	}
-	if v, _, _ := unstructured.NestedString(a.Object, "spec", "region"); len(v) != c.PayloadBytes || v[0] != 'x' {
+	if v, _, _ := unstructured.NestedString(a.Object, "metadata", "annotations", "load-payload"); len(v) != c.PayloadBytes || v[0] != 'x' {
 		t.Fatalf("payload %q", v)
 	}
 	_ = unstructured.SetNestedField(b.Object, "mysql", "spec", "engine")

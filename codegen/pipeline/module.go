@@ -61,6 +61,10 @@ type Config struct {
 	// configurations, OpenAPI definitions and the server wiring, relative
 	// to Root. Default "generated". It is deleted and written anew.
 	OutputDir string
+	// HooksDir holds the kinds' hooks, hooks/<group>/<version> (package
+	// server/hook, docs/hooks.md), relative to Root. Default "hooks"; a
+	// module without it has none.
+	HooksDir string
 	// HeaderFile starts every generated file. Default
 	// hack/boilerplate.go.txt under Root if there is one, else no header.
 	HeaderFile string
@@ -118,7 +122,10 @@ func (c Config) Complete(ctx context.Context) (Config, error) {
 	if c.OutputDir == "" {
 		c.OutputDir = "generated"
 	}
-	for _, d := range []string{c.APIsDir, c.OutputDir} {
+	if c.HooksDir == "" {
+		c.HooksDir = "hooks"
+	}
+	for _, d := range []string{c.APIsDir, c.OutputDir, c.HooksDir} {
 		if filepath.IsAbs(d) || !filepath.IsLocal(d) {
 			return c, fmt.Errorf("pipeline: %q must be a directory inside the module, relative to its root", d)
 		}

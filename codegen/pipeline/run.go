@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -90,6 +91,9 @@ func (r *runner) run(ctx context.Context) error {
 	builtins := []string{}
 	if cfg.BuiltinsFile != "none" {
 		builtins = []string{"--builtins", cfg.BuiltinsFile}
+	}
+	if exists(filepath.Join(cfg.Root, cfg.HooksDir)) {
+		builtins = append(builtins, "--hooks-pkg", path.Join(m.path, filepath.ToSlash(cfg.HooksDir)))
 	}
 	if err := r.tool(ctx, "apiserver-gen", hdr, builtins,
 		"--output-dir", m.outDir("apiserver"), "--output-pkg", m.outPkg("apiserver"), pkgs); err != nil {

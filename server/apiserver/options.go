@@ -15,6 +15,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -77,6 +78,10 @@ type Options struct {
 	// LeaseReuseDurationSeconds is how long the etcd lease expiring
 	// objects is shared by later writes (kube-apiserver's flag).
 	LeaseReuseDurationSeconds int64
+	// HookTimeout bounds each point of a write's hooks (package
+	// server/hook): past it the request fails with a 500; as long as an
+	// admission webhook's default timeout.
+	HookTimeout time.Duration
 	// WatchCache serves lists and watches from memory; off means every read
 	// goes to etcd (for debugging and comparison).
 	WatchCache bool
@@ -154,6 +159,7 @@ func DefaultOptions() Options {
 		BuiltinAPIs:                  []string{"*"},
 		EventTTL:                     time.Hour,
 		LeaseReuseDurationSeconds:    int64(storage.DefaultLeaseReuse / time.Second),
+		HookTimeout:                  hook.DefaultTimeout,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
 		// kube-apiserver's defaults.
@@ -209,6 +215,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"and watchers see DELETED; 0 keeps them until deleted")
 	fs.Int64Var(&o.LeaseReuseDurationSeconds, "lease-reuse-duration-seconds", o.LeaseReuseDurationSeconds, "how long, in seconds, one etcd lease serves the writes of objects that expire "+
 		"(events), at most 5% of their TTL: a lower value attaches fewer objects to each lease, so more leases; 0 grants one per write")
+	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout, "how long a write's hooks (hooks/<group>/<version>) may run at each point of the admission pipeline "+
+		"(mutating, validating, delete); past it the request fails with a 500 InternalError and the hook is logged")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
@@ -279,6 +287,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EventTTL < 0 {
 		errs = append(errs, errors.New("--event-ttl must not be negative"))
+	}
+	if o.HookTimeout <= 0 {
+		errs = append(errs, errors.New("--hook-timeout must be positive"))
 	}
 	if o.LeaseReuseDurationSeconds < 0 {
 		errs = append(errs, errors.New("--lease-reuse-duration-seconds must not be negative"))

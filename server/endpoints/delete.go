@@ -38,6 +38,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err := h.admitDelete(rt); err != nil {
 		return err
 	}
+	setDryRun(r.Context(), len(opts.DryRun) > 0)
 	if unsafeDelete(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
@@ -73,6 +74,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	}
 	ctx := r.Context()
 	pre, dryRun, prop := preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts)
+	setDryRun(ctx, dryRun)
 	paged := lr.opts.Limit > 0
 	if !paged {
 		lr.opts.Limit = deleteCollectionPageSize
@@ -109,6 +111,9 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	var zero O
 	current, err := h.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
+		return zero, err
+	}
+	if err := h.validateDeleteHook(ctx, current); err != nil {
 		return zero, err
 	}
 	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {

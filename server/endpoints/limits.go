@@ -72,6 +72,7 @@ type handlerConfig struct {
 	schemaCheck   *schemacheck.Check
 	versions      KindVersions
 	namespaces    NamespaceLifecycle
+	hooks         hookConfig
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).

@@ -74,6 +74,15 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	}
 	var none O
 	h.prepareKind(obj, none)
+	if f.decodeError() == nil {
+		ran, err := h.mutateHooks(ctx, obj, none, true, false)
+		if err != nil {
+			return err
+		}
+		if ran {
+			f = nil // the hooks' object is validated, not the request's
+		}
+	}
 	u, err := h.formContent(obj, f)
 	if err != nil {
 		return err
@@ -86,7 +95,10 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
 		return err
 	}
-	return f.decodeError()
+	if err := f.decodeError(); err != nil {
+		return err
+	}
+	return h.validateHooks(ctx, obj, none, true, false)
 }
 
 // decodeError is the error of a form whose content did not decode into
@@ -142,6 +154,15 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if h.def.HasStatus {
 		h.def.CopyStatus(obj, current)
 	}
+	if f.decodeError() == nil {
+		ran, err := h.mutateHooks(ctx, obj, current, false, false)
+		if err != nil {
+			return err
+		}
+		if ran {
+			f = nil // the hooks' object is validated, not the request's
+		}
+	}
 	// Defaults first, as decoding applies them in kube-apiserver, so a
 	// write that omits a defaulted field does not count as a spec change.
 	// A form's typed object has them already (decodeForm). What follows
@@ -193,7 +214,10 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if err := h.invalid(obj, h.validateUpdate(ctx, obj, u, oldU, errs)); err != nil {
 		return err
 	}
-	return f.decodeError()
+	if err := f.decodeError(); err != nil {
+		return err
+	}
+	return h.validateHooks(ctx, obj, current, false, false)
 }
 
 // setOrDelete sets dst[key] to src[key], or deletes it when src has none.
@@ -237,8 +261,22 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 	if timesMoved {
 		before = copyObject(current)
 	}
+	var stored O // current as stored, the hooks' old object
+	if h.def.Hooks != nil {
+		stored = copyObject(current)
+	}
 	h.def.CopyStatus(current, obj)
 	current.SetManagedFields(obj.GetManagedFields())
+	if f.decodeError() == nil {
+		ran, err := h.mutateHooks(ctx, current, stored, false, true)
+		if err != nil {
+			return zero, err
+		}
+		if ran {
+			f = nil // the hooks' object is validated, not the request's
+			keepOnlyStatus(h.def.CopyStatus, current, stored)
+		}
+	}
 	var u map[string]any
 	if f == nil {
 		var err error
@@ -264,6 +302,9 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 		return zero, err
 	}
 	if err := f.decodeError(); err != nil {
+		return zero, err
+	}
+	if err := h.validateHooks(ctx, current, stored, false, true); err != nil {
 		return zero, err
 	}
 	return current, nil

@@ -52,6 +52,8 @@ type handler[O resource.Object] struct {
 	// namespaces admits writes by their namespace's lifecycle
 	// (nsadmission.go); nil when namespaces are not served.
 	namespaces NamespaceLifecycle
+	// hooks configures the kind's hooks (hooks.go).
+	hooks hookConfig
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -103,7 +105,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		versions = cfg.versions.Infos()
 	}
 	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
-	h.namespaces = cfg.namespaces
+	h.namespaces, h.hooks = cfg.namespaces, cfg.hooks
 	return h
 }
 
@@ -122,6 +124,7 @@ func (h *handler[O]) stored() (int, bool) {
 // serve dispatches a routed request to its verb. Each verb returns an error
 // only before it has written anything; serve answers it with a Status.
 func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {
+	r = h.withAdmission(w, r, rt)
 	if err := h.dispatch(w, r, rt); err != nil {
 		writeError(w, r, err)
 	}

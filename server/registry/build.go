@@ -19,6 +19,7 @@ import (
 	"github.com/apiloom/apiloom/server/convert"
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -45,6 +46,9 @@ type Backend struct {
 	// LeaseReuse is how long objects that expire share a lease
 	// (storage.WithTTL); negative: storage.DefaultLeaseReuse.
 	LeaseReuse time.Duration
+	// HookTimeout bounds each point of a request's hooks
+	// (--hook-timeout); hook.DefaultTimeout when 0.
+	HookTimeout time.Duration
 }
 
 // ttl is how long the objects of info live after their last write.
@@ -97,6 +101,8 @@ type shared struct {
 	// namespaces admits writes by their namespace's lifecycle; nil when
 	// namespaces are not served (namespaces.go).
 	namespaces *nslifecycle.Lifecycle
+	// readers are every served kind's, for hooks (hookreaders.go).
+	readers hookReaders
 }
 
 // builder builds one resource's storage and handler on a backend.
@@ -114,6 +120,13 @@ func buildConverted[O, S resource.Object](def *resource.Definition[O], conv reso
 		inner, ok := out.stored[&conv.Storage.Info].(storage.Interface[S])
 		if !ok {
 			return fmt.Errorf("%w: %s", ErrNoStorageVersion, conv.Storage.GroupVersionResource())
+		}
+		if def.Hooks == nil && conv.Storage.Hooks != nil {
+			// The kind's hooks, written for its storage version, hold
+			// through this version too.
+			d := *def
+			d.Hooks = hook.Converted(conv.Storage.Hooks, conv.Storage.New, conv.ToStorage, conv.FromStorage)
+			def = &d
 		}
 		return serve(ctx, b, sh, out, def, storage.Interface[O](convert.New(inner, def, conv)))
 	}
@@ -179,6 +192,8 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	if sh.namespaces != nil {
 		opts = append(opts, endpoints.WithNamespaceLifecycle(sh.namespaces))
 	}
+	addHookReader(sh.readers, def, iface)
+	opts = append(opts, endpoints.WithHooks(sh.readers, b.HookTimeout))
 	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 	return nil
 }
@@ -206,7 +221,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle()}
+	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {

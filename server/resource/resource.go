@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apiloom/apiloom/server/hook"
 )
 
 // Object is what every served type is: a runtime.Object with ObjectMeta.
@@ -221,6 +223,12 @@ type Definition[O Object] struct {
 	// Finalize, optional, is the kind's own deletion lifecycle and its
 	// finalize subresource (lifecycle.go); Info.HasFinalize says it is set.
 	Finalize *Finalize[O]
+
+	// Hooks, optional, are the kind's own logic in Go (package
+	// server/hook): defaulting, mutation before storage, validation of
+	// creates, updates and deletes, and warnings, wired by apiserver-gen
+	// from the kind's type in hooks/<group>/<version>.
+	Hooks *hook.Hooks[O]
 
 	// Printer, optional, renders the kind's Table in place of the name
 	// and PrintColumns: a built-in kind whose kube-apiserver printer

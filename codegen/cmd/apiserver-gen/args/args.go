@@ -29,6 +29,10 @@ type Args struct {
 	// Builtins is the file describing the built-in kinds served from
 	// upstream packages (builtin/apis.yaml); empty for none.
 	Builtins string
+	// HooksPkg is the import path under which the kinds' hooks live,
+	// one package per group-version (<HooksPkg>/<group>/<version>);
+	// empty for none.
+	HooksPkg string
 }
 
 // New returns the default arguments.
@@ -48,6 +52,8 @@ func (a *Args) AddFlags(fs *pflag.FlagSet) {
 		"the path to a file containing boilerplate header text; the string \"YEAR\" will be replaced with the current 4-digit year")
 	fs.StringSliceVar(&a.PluralExceptions, "plural-exceptions", a.PluralExceptions,
 		"comma-separated Type:PluralizedType pairs, as given to client-gen")
+	fs.StringVar(&a.HooksPkg, "hooks-pkg", a.HooksPkg,
+		"the Go import path under which the kinds' hooks live, <hooks-pkg>/<group>/<version> (package server/hook; see docs/hooks.md); empty for none")
 	fs.StringVar(&a.Builtins, "builtins", a.Builtins,
 		"a YAML file naming built-in kinds to serve from upstream packages (k8s.io/api) and their markers (see builtin/apis.yaml)")
 }

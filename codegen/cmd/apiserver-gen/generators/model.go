@@ -90,6 +90,9 @@ type resourceModel struct {
 	Default, Prepare, Finalize *types.Type
 	// HasFinalize is true when Finalize is set.
 	HasFinalize bool
+	// Hooks are the kind's hooks from its hooks package (hooks.go); nil
+	// for none.
+	Hooks *hooksModel
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and

@@ -85,6 +85,28 @@ const hasFinalizeTemplate = `		HasFinalize: true,
 const hookTemplate = `	$.field$: $.hook|raw$,
 `
 
+// hooksOpenTemplate opens Hooks, for a kind with hooks in its hooks
+// package; hooksMethodTemplate wires one and hooksCloseTemplate ends them.
+const (
+	hooksOpenTemplate = `	Hooks: &$.Hooks|raw$[*$.type|raw$]{
+`
+	hooksMethodTemplate = `		$.method$: $.hooksVar$.$.method$,
+`
+	hooksCloseTemplate = `	},
+`
+)
+
+// hooksVarTemplate declares the value whose methods are a kind's hooks.
+const hooksVarTemplate = `
+// $.hooksVar$ holds the hooks of $.kind$: the methods of $.hooksType|raw$.
+var $.hooksVar$ $.hooksType|raw$
+`
+
+// hooksVarName is the variable holding r's hooks type.
+func hooksVarName(r *resourceModel) string {
+	return strings.ToLower(r.Kind[:1]) + r.Kind[1:] + "Hooks"
+}
+
 // validateTemplate states Validate, for a kind with validation rules of
 // its own (a built-in kind's).
 const validateTemplate = `	Validate: $.validate|raw$,
@@ -317,10 +339,28 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	if err := sw.Error(); err != nil {
 		return err
 	}
+	if hm := r.Hooks; hm != nil {
+		hargs := args.WithArgs(generator.Args{
+			"Hooks":     c.Universe.Type(types.Name{Package: hookPkg, Name: "Hooks"}),
+			"hooksVar":  hooksVarName(r),
+			"hooksType": c.Universe.Type(types.Name{Package: hm.Pkg, Name: hm.Type}),
+		})
+		sw.Do(hooksOpenTemplate, hargs)
+		for _, m := range hm.Methods {
+			sw.Do(hooksMethodTemplate, hargs.With("method", m))
+		}
+		sw.Do(hooksCloseTemplate, hargs)
+	}
 	// The kind's schema (Info.Schema) defaults and validates its writes;
 	// no Default or Validate function is generated (a built-in kind's
 	// Validate is hand-written, named by builtin/apis.yaml).
 	sw.Do("}\n", nil)
+	if r.Hooks != nil {
+		sw.Do(hooksVarTemplate, args.WithArgs(generator.Args{
+			"hooksVar":  hooksVarName(r),
+			"hooksType": c.Universe.Type(types.Name{Package: r.Hooks.Pkg, Name: r.Hooks.Type}),
+		}))
+	}
 
 	if len(r.SelectableFields) == 0 {
 		return sw.Error()

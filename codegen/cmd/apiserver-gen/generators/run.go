@@ -72,6 +72,9 @@ func Run(a *args.Args, patterns []string) error {
 	if err := addSchemas(patterns, gvs); err != nil {
 		return err
 	}
+	if err := findHooks(a.HooksPkg, gvs); err != nil {
+		return err
+	}
 	gvs = append(gvs, builtinGVs...)
 	sortGroupVersions(gvs)
 	for i := 1; i < len(gvs); i++ {

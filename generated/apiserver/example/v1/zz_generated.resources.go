@@ -4,6 +4,8 @@ package v1
 
 import (
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	hooksexamplev1 "github.com/apiloom/apiloom/hooks/example/v1"
+	hook "github.com/apiloom/apiloom/server/hook"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
@@ -46,7 +48,14 @@ var Database = &resource.Definition[*examplev1.Database]{
 	SpecEqual: func(a, b *examplev1.Database) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
+	Hooks: &hook.Hooks[*examplev1.Database]{
+		ValidateCreate: databaseHooks.ValidateCreate,
+		ValidateUpdate: databaseHooks.ValidateUpdate,
+	},
 }
+
+// databaseHooks holds the hooks of Database: the methods of hooksexamplev1.Database.
+var databaseHooks hooksexamplev1.Database
 
 // databaseFields returns the field-selector fields of the Database o.
 func databaseFields(o *examplev1.Database) fields.Set {
@@ -85,7 +94,13 @@ var Region = &resource.Definition[*examplev1.Region]{
 	SpecEqual: func(a, b *examplev1.Region) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
+	Hooks: &hook.Hooks[*examplev1.Region]{
+		ValidateDelete: regionHooks.ValidateDelete,
+	},
 }
+
+// regionHooks holds the hooks of Region: the methods of hooksexamplev1.Region.
+var regionHooks hooksexamplev1.Region
 
 // Install registers every example.apiloom.dev/v1 resource with r.
 func Install(r *registry.Registry) {

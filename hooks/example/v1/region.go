@@ -1,0 +1,30 @@
+package v1
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	"github.com/apiloom/apiloom/server/hook"
+)
+
+// Region holds the hooks of Region: one still in use stays.
+type Region struct{}
+
+// ValidateDelete refuses to delete a Region that a Database names in
+// spec.region, naming one such Database; the Databases are read from the
+// server's cache.
+func (Region) ValidateDelete(req *hook.Request, region *examplev1.Region) (hook.Warnings, field.ErrorList) {
+	dbs, err := hook.List[*examplev1.Database](req, "", nil)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("metadata", "name"), err)}
+	}
+	for _, db := range dbs {
+		if db.Spec.Region == region.Name {
+			return nil, field.ErrorList{field.Forbidden(field.NewPath("metadata", "name"),
+				fmt.Sprintf("Region %s is used by Database %s/%s (spec.region); delete the Databases in it first", region.Name, db.Namespace, db.Name))}
+		}
+	}
+	return nil, nil
+}
