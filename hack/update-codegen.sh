@@ -12,4 +12,4 @@ go tool apiloom-gen "$@"
 # apiloom's schema validation is compared with (test/crdconf).
 crds=test/crdconf/testdata/crd
 rm -rf "$crds"
-go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd paths=./apis/crdconf/... output:crd:dir="$crds"
+go tool controller-gen crd paths=./apis/crdconf/... output:crd:dir="$crds"
