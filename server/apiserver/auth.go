@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/endpoints"
 )
@@ -44,13 +46,21 @@ func withBearerToken(token string, next http.Handler) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := bearerToken(r.Header.Get("Authorization"))
-		if unauthenticatedPaths[r.URL.Path] || ok && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+		if ok && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+			next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), loopbackUser)))
+			return
+		}
+		if unauthenticatedPaths[r.URL.Path] {
 			next.ServeHTTP(w, r)
 			return
 		}
 		endpoints.WriteError(w, apierrors.NewUnauthorized("Unauthorized"))
 	})
 }
+
+// loopbackUser is who the admin token authenticates: the server's own
+// loopback identity, allowed everything through system:masters.
+var loopbackUser = &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
 
 // bearerToken reads the token of an Authorization header as kube-apiserver
 // does: the scheme in any case ("bearer" too), the token up to the next

@@ -90,6 +90,9 @@ type Options struct {
 	// Profiling serves Go's pprof profiles under /debug/pprof/ (to the
 	// admin, like every other path).
 	Profiling bool
+	// AuthorizationModes are the authorizers every request is asked of,
+	// in order, after system:masters' bypass (authorization.go).
+	AuthorizationModes []string
 	// ShutdownTimeout bounds how long in-flight requests get to finish.
 	ShutdownTimeout time.Duration
 
@@ -162,6 +165,7 @@ func DefaultOptions() Options {
 		HookTimeout:                  hook.DefaultTimeout,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
+		AuthorizationModes:           []string{AuthorizationModeAlwaysAllow},
 		// kube-apiserver's defaults.
 		RequestTimeout:              60 * time.Second,
 		MaxRequestsInFlight:         400,
@@ -220,6 +224,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
+	o.addAuthorizationFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -273,6 +278,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--controllers: %q is not a controller (%s)", name, strings.Join(controllerNames, ", ")))
 		}
 	}
+	errs = append(errs, o.validateAuthorization()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

@@ -177,8 +177,14 @@ func (s *Server) Run(ctx context.Context) error {
 	if rs, ok := resources.(readSizer); ok {
 		limits.readSize = rs.ReadSize
 	}
-	limited := withMaxInFlight(limits, metrics, mux)
-	handler := withBearerToken(token, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))
+	authz, err := newAuthorizers(s.opts.AuthorizationModes, nil)
+	if err != nil {
+		return err
+	}
+	// kube-apiserver's order: the request info, then who is asking, as
+	// whom (impersonation), the in-flight limit, and whether they may.
+	limited := withImpersonation(authz, withMaxInFlight(limits, metrics, withAuthorization(authz, mux)))
+	handler := withRequestInfo(withBearerToken(token, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {
