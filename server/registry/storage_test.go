@@ -15,7 +15,9 @@ func TestStorageByType(t *testing.T) {
 	if _, ok := Storage[*storagetest.Widget](out); ok {
 		t.Fatal("found a storage in an empty Served")
 	}
-	type marker struct{ storage.Interface[*storagetest.Widget] }
+	type marker struct {
+		storage.Interface[*storagetest.Widget]
+	}
 	var first, second storage.Interface[*storagetest.Widget] = marker{}, &marker{}
 	addStorage(out, first)
 	addStorage(out, second)
