@@ -60,12 +60,15 @@ func (a *Authorizer) Run(ctx context.Context) {
 func follow[O resource.Object](ctx context.Context, a *Authorizer, src storage.Interface[O], ops kindOps[O]) {
 	first := true
 	for {
-		err := followOnce(ctx, a, src, ops, &first)
+		watched, err := followOnce(ctx, a, src, ops, &first)
 		if ctx.Err() != nil {
 			return
 		}
 		a.log.Info("rbac: relisting", "resource", string(ops.kind), "err", err)
-		if errors.Is(err, storage.ErrExpired) {
+		// A watch that expired relists at once; one that could not even
+		// start from a fresh list waits, so that such a store is not
+		// listed in a loop.
+		if watched && errors.Is(err, storage.ErrExpired) {
 			continue
 		}
 		t := time.NewTimer(a.pause)
@@ -79,11 +82,12 @@ func follow[O resource.Object](ctx context.Context, a *Authorizer, src storage.I
 }
 
 // followOnce lists src into the index, then applies its watch events
-// until the watch ends; the error says why it ended.
-func followOnce[O resource.Object](ctx context.Context, a *Authorizer, src storage.Interface[O], ops kindOps[O], first *bool) error {
+// until the watch ends; the error says why it ended, watched whether the
+// watch had started.
+func followOnce[O resource.Object](ctx context.Context, a *Authorizer, src storage.Interface[O], ops kindOps[O], first *bool) (watched bool, err error) {
 	list, err := src.GetList(ctx, storage.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return err
+		return false, err
 	}
 	replace(a.x, list.Items, ops)
 	if *first {
@@ -92,7 +96,7 @@ func followOnce[O resource.Object](ctx context.Context, a *Authorizer, src stora
 	}
 	w, err := src.Watch(ctx, storage.ListOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
 	if err != nil {
-		return err
+		return false, err
 	}
 	b := storage.NewBlocking(w)
 	defer b.Stop()
@@ -109,7 +113,7 @@ func followOnce[O resource.Object](ctx context.Context, a *Authorizer, src stora
 		}
 		clear(buf)
 		if err != nil {
-			return err
+			return true, err
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (m *memStore[O]) remove(ns, name string) {
 func (m *memStore[O]) expire() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.compacted = int64(len(m.log)) + 1
+	m.compacted = int64(len(m.log))
 	for _, w := range m.watchers {
 		w.expired = true
 		w.wakeLocked()
