@@ -21,8 +21,8 @@ import (
 // RoleBindings), and bindings to roles that do not exist.
 var (
 	genNamespaces = []string{"ns-a", "ns-b", "ns-c"}
-	genUsers      = []string{"u0", "u1", "u2", "u3", "u4", "u5"}
-	genGroups     = []string{"g0", "g1", "g2", "g3", "system:authenticated"}
+	genUsers      = []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9"}
+	genGroups     = []string{"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7", "system:authenticated"}
 	genSAs        = []string{"sa0", "sa1"}
 	genVerbs      = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "bind", "escalate"}
 	genAPIGroups  = []string{"", "apps", "batch", "example.com"}
@@ -118,9 +118,10 @@ func (g *generator) subjects(namespaced bool) []rbacv1.Subject {
 	return out
 }
 
-// policy generates nRoles Roles and ClusterRoles and nBindings
-// RoleBindings and ClusterRoleBindings; about one binding in ten refers to
-// a role that does not exist.
+// policy generates nRoles Roles and ClusterRoles, nBindings RoleBindings
+// and a third as many ClusterRoleBindings (each grants everywhere); about
+// one binding in twenty refers to a role that does not exist, and more
+// RoleBindings to a Role that exists in another namespace only.
 func (g *generator) policy(nRoles, nBindings int) []runtime.Object {
 	var objs []runtime.Object
 	for i := range nRoles {
@@ -128,7 +129,7 @@ func (g *generator) policy(nRoles, nBindings int) []runtime.Object {
 		objs = append(objs, clusterRole(fmt.Sprintf("diff-cr-%d", i), g.rules(true)...))
 	}
 	ref := func(prefix string, n int) string {
-		if g.r.IntN(10) == 0 {
+		if g.r.IntN(20) == 0 {
 			return prefix + "missing-" + g.pick(genNames)
 		}
 		return fmt.Sprintf("%s%d", prefix, g.r.IntN(n))
@@ -140,7 +141,9 @@ func (g *generator) policy(nRoles, nBindings int) []runtime.Object {
 		} else {
 			objs = append(objs, roleBinding(ns, fmt.Sprintf("rb-%d", i), "ClusterRole", ref("diff-cr-", nRoles), g.subjects(true)...))
 		}
-		objs = append(objs, clusterRoleBinding(fmt.Sprintf("diff-crb-%d", i), ref("diff-cr-", nRoles), g.subjects(false)...))
+		if i%3 == 0 {
+			objs = append(objs, clusterRoleBinding(fmt.Sprintf("diff-crb-%d", i), ref("diff-cr-", nRoles), g.subjects(false)...))
+		}
 	}
 	// A Role refers to its namespace only: a name in several namespaces.
 	return dedupe(objs)
@@ -173,7 +176,7 @@ func (g *generator) identity() user.Info {
 	}
 	var groups []string
 	for _, gr := range genGroups {
-		if g.r.IntN(3) == 0 {
+		if g.r.IntN(5) == 0 {
 			groups = append(groups, gr)
 		}
 	}
