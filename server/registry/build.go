@@ -67,6 +67,8 @@ type Served struct {
 	readies   []func() bool
 	// stored is used while building only.
 	stored storedBy
+	// byType is every served kind's storage by Go type (storage.go).
+	byType servedStorages
 }
 
 // Close stops every resource's storage, in reverse order of construction.
@@ -193,6 +195,7 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 		opts = append(opts, endpoints.WithNamespaceLifecycle(sh.namespaces))
 	}
 	addHookReader(sh.readers, def, iface)
+	addStorage(out, iface)
 	opts = append(opts, endpoints.WithHooks(sh.readers, b.HookTimeout))
 	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 	return nil
