@@ -19,6 +19,19 @@ func writeKubeconfig(path, serverURL string, caPEM []byte, admin *authn.ClientCe
 // writeUserKubeconfig writes a kubeconfig whose one context is userName
 // with cert on serverURL, trusted by caPEM, readable by its owner only.
 func writeUserKubeconfig(path, serverURL string, caPEM []byte, userName string, cert *authn.ClientCert) error {
+	b, err := userKubeconfig(serverURL, caPEM, userName, cert)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// userKubeconfig is the kubeconfig writeUserKubeconfig writes.
+func userKubeconfig(serverURL string, caPEM []byte, userName string, cert *authn.ClientCert) ([]byte, error) {
 	// caPEM is nil for an operator-provided certificate, which the system
 	// pool is then expected to trust.
 	cluster := &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: caPEM}
@@ -28,13 +41,5 @@ func writeUserKubeconfig(path, serverURL string, caPEM []byte, userName string, 
 		Contexts:       map[string]*clientcmdapi.Context{"apiloom": {Cluster: "apiloom", AuthInfo: userName, Namespace: "default"}},
 		CurrentContext: "apiloom",
 	}
-	b, err := clientcmd.Write(cfg)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return clientcmd.Write(cfg)
 }
