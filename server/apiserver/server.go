@@ -105,11 +105,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	authn, err := newAuthentication(&s.opts, token)
+	authSetup, err := newAuthentication(&s.opts, token)
 	if err != nil {
 		return err
 	}
-	for _, note := range authn.notes {
+	for _, note := range authSetup.notes {
 		s.log.Warn("client certificates: " + note)
 	}
 
@@ -185,7 +185,7 @@ func (s *Server) Run(ctx context.Context) error {
 		limits.readSize = rs.ReadSize
 	}
 	limited := withMaxInFlight(limits, metrics, mux)
-	handler := withAuthentication(authn.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))
+	handler := withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {
@@ -198,7 +198,7 @@ func (s *Server) Run(ctx context.Context) error {
 		MaxHeaderBytes:    1 << 20,
 		BaseContext:       func(net.Listener) context.Context { return requestsCtx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		TLSConfig:         servingTLSConfig(cert.cert, authn.clientCAs),
+		TLSConfig:         servingTLSConfig(cert.cert, authSetup.clientCAs),
 	}
 	// A client connection carries many concurrent watches, so the stream
 	// limit is raised (generic apiservers use 1000), and HTTP/2 is served
@@ -215,7 +215,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.etcdEndpoint = u.String()
 	}
 	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
-	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authn.admin); err != nil {
+	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authSetup.admin); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
