@@ -52,24 +52,11 @@ func loadOrCreateServingCertAt(o *Options, now time.Time) (*servingCert, error) 
 		}
 		return out, nil
 	}
-	dir := o.path("pki")
 	caCrt, caKey := o.path("pki", "ca.crt"), o.path("pki", "ca.key")
 	crt, key := o.path("pki", "apiserver.crt"), o.path("pki", "apiserver.key")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	ca, notes, err := loadOrCreateCA(o, now)
+	if err != nil {
 		return nil, err
-	}
-	var notes []string
-	ca, why := loadCA(caCrt, caKey, now)
-	if ca == nil {
-		if why != "" {
-			notes = append(notes, "generated a new CA: "+why)
-		}
-		if err := writeCA(caCrt, caKey, now); err != nil {
-			return nil, err
-		}
-		if ca, why = loadCA(caCrt, caKey, now); ca == nil {
-			return nil, fmt.Errorf("generated CA does not load: %s", why)
-		}
 	}
 	if why := servingProblem(crt, key, ca, o.BindAddress, now); why != "" {
 		if exists(crt) {
@@ -88,6 +75,33 @@ func loadOrCreateServingCertAt(o *Options, now time.Time) (*servingCert, error) 
 		return nil, err
 	}
 	return &servingCert{cert: c, caPEM: caPEM, notes: notes}, nil
+}
+
+// loadOrCreateCA returns the server's own CA, kept in dataDir/pki and made
+// on first start or when it is about to expire (renewWithin), with a note
+// when an old one was replaced. It signs the generated serving certificate
+// and the client certificates the server trusts (the admin's, those of
+// `apiloom kubeconfig`), even when the operator brought a serving
+// certificate of their own.
+func loadOrCreateCA(o *Options, now time.Time) (*x509.Certificate, []string, error) {
+	caCrt, caKey := o.path("pki", "ca.crt"), o.path("pki", "ca.key")
+	if err := os.MkdirAll(o.path("pki"), 0o700); err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	ca, why := loadCA(caCrt, caKey, now)
+	if ca == nil {
+		if why != "" {
+			notes = append(notes, "generated a new CA: "+why)
+		}
+		if err := writeCA(caCrt, caKey, now); err != nil {
+			return nil, nil, err
+		}
+		if ca, why = loadCA(caCrt, caKey, now); ca == nil {
+			return nil, nil, fmt.Errorf("generated CA does not load: %s", why)
+		}
+	}
+	return ca, notes, nil
 }
 
 // loadCA returns the CA kept at crtPath and keyPath if it is usable past

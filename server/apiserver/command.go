@@ -31,7 +31,13 @@ func Main(name string, install func(*registry.Registry)) {
 // install registers until ctx ends. It returns the process's exit status:
 // 0 after a clean shutdown (or --help), 2 for bad flags or options, 1 when
 // the server fails.
+//
+// `<name> kubeconfig ...` instead writes a kubeconfig for a new user
+// (kubeconfigCommand) to standard output or --out.
 func Command(ctx context.Context, name string, install func(*registry.Registry), args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "kubeconfig" {
+		return kubeconfigCommand(name, args[1:], os.Stdout, stderr)
+	}
 	opts := DefaultOptions()
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -25,6 +25,9 @@ func TestCommandBadInvocations(t *testing.T) {
 		{"unknown flag", []string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
 		{"positional", []string{"serve"}, 2, `unexpected arguments ["serve"]`},
 		{"invalid option", []string{"--bind-address", "localhost"}, 2, `--bind-address "localhost" is not an IP address`},
+		{"kubeconfig without user", []string{"kubeconfig", "--group", "dev"}, 2, "--user is required"},
+		{"kubeconfig without a server's CA", []string{"kubeconfig", "--user", "alice", "--data-dir", "/nonexistent/apiloom"}, 1, "no server CA in the data directory"},
+		{"kubeconfig expiry", []string{"kubeconfig", "--user", "alice", "--expiry-days", "0"}, 2, "--expiry-days must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

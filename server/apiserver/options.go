@@ -49,6 +49,17 @@ type Options struct {
 	// generated into DataDir.
 	TLSCertFile string
 	TLSKeyFile  string
+	// ClientCAFile (--client-ca-file) holds CAs whose client certificates
+	// are accepted (CN the user, O its groups), besides the server's own
+	// CA in DataDir/pki/ca.crt, which is always trusted.
+	ClientCAFile string
+	// TokenAuthFile (--token-auth-file) is a CSV of bearer tokens in
+	// kube-apiserver's format: token,user,uid[,"group1,group2"].
+	TokenAuthFile string
+	// AnonymousAuth (--anonymous-auth) serves requests without
+	// credentials as system:anonymous in system:unauthenticated; off, they
+	// get 401 (kube-apiserver's default is on).
+	AnonymousAuth bool
 	// HTTP2MaxStreamsPerConnection is how many concurrent streams (watches
 	// among them) one HTTP/2 client connection may carry.
 	HTTP2MaxStreamsPerConnection int
@@ -204,6 +215,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port to serve on (0 picks a free port)")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); default: generated into --data-dir")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "serving certificate's private key (PEM)")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM file of CAs whose client certificates authenticate requests (the certificate's CommonName is the user, its Organizations the groups); "+
+		"the server's own CA (<data-dir>/pki/ca.crt, which signs the admin's and apiloom kubeconfig's certificates) is trusted as well")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens, kube-apiserver's format: token,user,uid[,\"group1,group2\"]; read at start")
+	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "serve requests that carry no credentials as user system:anonymous in group system:unauthenticated (authorization then decides); "+
+		"off, they get 401 Unauthorized (kube-apiserver's default is on; the health checks are served without credentials either way)")
 	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection, "concurrent HTTP/2 streams one client connection may carry; clients open more connections beyond it")
 	fs.StringVar(&o.HTTP2Server, "http2-server", o.HTTP2Server, "which implementation serves HTTP/2: "+
 		"'apiloom' (our own connection: an idle watch holds no goroutine or buffer) or "+

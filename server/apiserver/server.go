@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,7 +72,8 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // Address is the host:port the server listens on; valid after Ready.
 func (s *Server) Address() string { return s.addr }
 
-// Token is the admin bearer token; valid after Ready.
+// Token is the loopback bearer token (user system:apiserver in
+// system:masters); valid after Ready.
 func (s *Server) Token() string { return s.token }
 
 // CAPEM is the CA that signed the serving certificate (nil for an
@@ -104,6 +104,13 @@ func (s *Server) Run(ctx context.Context) error {
 	token, err := loadOrCreateToken(&s.opts)
 	if err != nil {
 		return err
+	}
+	authSetup, err := newAuthentication(&s.opts, token)
+	if err != nil {
+		return err
+	}
+	for _, note := range authSetup.notes {
+		s.log.Warn("client certificates: " + note)
 	}
 
 	metrics := prometheus.NewRegistry()
@@ -184,7 +191,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// kube-apiserver's order: the request info, then who is asking, as
 	// whom (impersonation), the in-flight limit, and whether they may.
 	limited := withImpersonation(authz, withMaxInFlight(limits, metrics, withAuthorization(authz, mux)))
-	handler := withRequestInfo(withBearerToken(token, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
+	handler := withRequestInfo(withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {
@@ -197,11 +204,7 @@ func (s *Server) Run(ctx context.Context) error {
 		MaxHeaderBytes:    1 << 20,
 		BaseContext:       func(net.Listener) context.Context { return requestsCtx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert.cert},
-			NextProtos:   []string{"h2", "http/1.1"},
-			MinVersion:   tls.VersionTLS12,
-		},
+		TLSConfig:         servingTLSConfig(cert.cert, authSetup.clientCAs),
 	}
 	// A client connection carries many concurrent watches, so the stream
 	// limit is raised (generic apiservers use 1000), and HTTP/2 is served
@@ -218,7 +221,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.etcdEndpoint = u.String()
 	}
 	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
-	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, token); err != nil {
+	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authSetup.admin); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}

@@ -20,15 +20,19 @@ import (
 
 // TestServer is a running server.
 type TestServer struct {
-	// Config reaches the server as its admin, over TLS verified against the
-	// server's own CA.
+	// Config reaches the server as its loopback user (system:apiserver in
+	// system:masters, by the server's token), over TLS verified against
+	// the server's own CA.
 	Config *rest.Config
 	// Server is the running server.
 	Server *apiserver.Server
 	// DataDir holds the server's etcd data and its kubeconfig.
 	DataDir string
-	// Kubeconfig is the path of a kubeconfig for kubectl.
+	// Kubeconfig is the path of a kubeconfig for kubectl, as the admin
+	// (a client certificate in system:masters).
 	Kubeconfig string
+
+	t testing.TB
 }
 
 // Option changes the server's options before it starts.
@@ -127,6 +131,7 @@ func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *Test
 		Server:     srv,
 		DataDir:    o.DataDir,
 		Kubeconfig: srv.KubeconfigPath(),
+		t:          t,
 	}
 }
 
@@ -143,4 +148,35 @@ func (w testWriter) Write(p []byte) (int, error) {
 // --builtin-apis flag: resource names, "*" for all, none for none).
 func WithBuiltinAPIs(names ...string) Option {
 	return func(o *apiserver.Options) { o.BuiltinAPIs = names }
+}
+
+// WithTokenAuthFile accepts the bearer tokens of path, a CSV in
+// kube-apiserver's format: token,user,uid[,"group1,group2"]
+// (--token-auth-file).
+func WithTokenAuthFile(path string) Option {
+	return func(o *apiserver.Options) { o.TokenAuthFile = path }
+}
+
+// WithAnonymousAuth serves requests without credentials as
+// system:anonymous (--anonymous-auth).
+func WithAnonymousAuth(on bool) Option {
+	return func(o *apiserver.Options) { o.AnonymousAuth = on }
+}
+
+// UserConfig reaches the server as userName in groups (and
+// system:authenticated), by a client certificate signed by the server's
+// CA, as `apiloom kubeconfig` makes them: to act as any user in a test.
+func (ts *TestServer) UserConfig(userName string, groups ...string) *rest.Config {
+	ts.t.Helper()
+	cert, err := apiserver.IssueClientCert(ts.DataDir, userName, groups, 24*time.Hour)
+	if err != nil {
+		ts.t.Fatalf("testserver: client certificate for %s: %v", userName, err)
+	}
+	return &rest.Config{
+		Host: ts.Config.Host,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: ts.Config.CAData, CertData: cert.CertPEM, KeyData: cert.KeyPEM,
+		},
+		QPS: -1,
+	}
 }

@@ -1,0 +1,90 @@
+package apiserver
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/endpoints/filters"
+
+	"github.com/apiloom/apiloom/server/authn"
+	"github.com/apiloom/apiloom/server/endpoints"
+)
+
+// authentication is what the server needs to identify its clients.
+type authentication struct {
+	auth authenticator.Request
+	// clientCAs verify client certificates: the server's own CA and
+	// --client-ca-file's.
+	clientCAs *x509.CertPool
+	// admin is the client certificate of the kubeconfig written at start.
+	admin *authn.ClientCert
+	notes []string
+}
+
+// newAuthentication prepares the server's CA, the admin certificate and
+// the authenticator for o's flags; token is the loopback token.
+func newAuthentication(o *Options, token string) (*authentication, error) {
+	admin, notes, err := loadOrCreateAdminCert(o)
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(o.path("pki", "ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	pool, err := authn.ClientCAs(caPEM, o.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := authn.New(authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth})
+	if err != nil {
+		return nil, err
+	}
+	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes}, nil
+}
+
+// withAuthentication puts the request's user in its context
+// (k8s.io/apiserver's filter, which also drops the Authorization header
+// once used) and answers a request it cannot identify as kube-apiserver
+// does: 401 with a Status that says only "Unauthorized". The health checks
+// are served to anyone, for load balancers and kubelets.
+func withAuthentication(auth authenticator.Request, next http.Handler) http.Handler {
+	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isOpenPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		endpoints.WriteError(w, apierrors.NewUnauthorized("Unauthorized"))
+	})
+	return filters.WithAuthentication(next, auth, failed, nil, nil)
+}
+
+// isOpenPath: the health checks and their sub-paths (/readyz/etcd...).
+func isOpenPath(path string) bool {
+	for _, p := range healthPaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// servingTLSConfig asks clients for a certificate without requiring one
+// (a token is as good a credential), as kube-apiserver does: the
+// certificate is verified by the x509 authenticator, so a bad one gets a
+// 401 rather than a failed handshake; clientCAs are announced to clients
+// so that they pick the right certificate. TLS 1.2 at least.
+func servingTLSConfig(cert tls.Certificate, clientCAs *x509.CertPool) *tls.Config {
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		NextProtos:   []string{"h2", "http/1.1"},
+		MinVersion:   tls.VersionTLS12,
+		ClientAuth:   tls.RequestClientCert,
+		ClientCAs:    clientCAs,
+	}
+}
