@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
@@ -55,7 +56,7 @@ func (kh *kindHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request with fieldValidation=Strict and is a warning by default.
 func (kh *kindHandler) decode(r *http.Request) (runtime.Object, []string, error) {
 	q := r.URL.Query()
-	if err := checkCreateOptions(q["dryRun"], q.Get("fieldValidation")); err != nil {
+	if err := checkCreateOptions(q); err != nil {
 		return nil, nil, err
 	}
 	info, err := negotiation.NegotiateInputSerializer(r, false, kh.h.codecs)
@@ -136,20 +137,14 @@ func (kh *kindHandler) decodeError(body []byte, gvk *schema.GroupVersionKind, er
 	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", want, err, summarize(body, 30)))
 }
 
-// checkCreateOptions validates dryRun and fieldValidation as
-// kube-apiserver's create handler does, before the body is read.
-func checkCreateOptions(dryRun []string, fieldValidation string) error {
-	for _, v := range dryRun {
-		if v != metav1.DryRunAll {
-			return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("CreateOptions").GroupKind(), "",
-				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), dryRun, []string{metav1.DryRunAll})})
-		}
+// checkCreateOptions validates dryRun, fieldManager and fieldValidation
+// as kube-apiserver's create handler does, before the body is read.
+func checkCreateOptions(q url.Values) error {
+	opts := &metav1.CreateOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
+		return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("CreateOptions").GroupKind(), "", errs)
 	}
-	switch fieldValidation {
-	case "", metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict:
-		return nil
-	}
-	return apierrors.NewBadRequest(fmt.Sprintf("invalid fieldValidation directive: %q. Valid values are Ignore, Warn, Strict", fieldValidation))
+	return nil
 }
 
 // summarize quotes the start of a body for an error message: as text when
