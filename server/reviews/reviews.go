@@ -23,8 +23,10 @@ const DefaultMaxRequestBodyBytes = 3 << 20
 
 // Config is what the reviews ask and how much they read.
 type Config struct {
-	// Authorizer answers the access reviews; required.
-	Authorizer authorizer.Authorizer
+	// Authorizer answers the access reviews; required. Any
+	// authorizer.Authorizer is one; the reviews ask only for unconditional
+	// decisions, as kube-apiserver's do.
+	Authorizer authorizer.UnconditionalAuthorizer
 	// RuleResolver answers SelfSubjectRulesReview; required.
 	RuleResolver authorizer.RuleResolver
 	// MaxRequestBodyBytes caps a review's body (413 beyond it); zero means
@@ -35,7 +37,7 @@ type Config struct {
 // Handler serves the five review kinds. It holds no state beyond its
 // Config, so it is safe for concurrent use.
 type Handler struct {
-	authz  authorizer.Authorizer
+	authz  authorizer.UnconditionalAuthorizer
 	rules  authorizer.RuleResolver
 	max    int64
 	now    func() time.Time
