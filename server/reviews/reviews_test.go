@@ -39,22 +39,25 @@ func clientset(t *testing.T, url string, protobuf bool) kubernetes.Interface {
 // in JSON and in protobuf.
 func TestSelfSubjectAccessReview(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		auth fakeAuthorizer
-		want authorizationv1.SubjectAccessReviewStatus
+		name     string
+		decision authorizer.Decision
+		reason   string
+		err      error
+		want     authorizationv1.SubjectAccessReviewStatus
 	}{
-		{"allowed", fakeAuthorizer{decision: authorizer.DecisionAllow, reason: "RBAC: allowed by ClusterRoleBinding \"x\""},
+		{"allowed", authorizer.DecisionAllow, "RBAC: allowed by ClusterRoleBinding \"x\"", nil,
 			authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: "RBAC: allowed by ClusterRoleBinding \"x\""}},
-		{"denied", fakeAuthorizer{decision: authorizer.DecisionDeny, reason: "forbidden by policy"},
+		{"denied", authorizer.DecisionDeny, "forbidden by policy", nil,
 			authorizationv1.SubjectAccessReviewStatus{Denied: true, Reason: "forbidden by policy"}},
-		{"no opinion", fakeAuthorizer{decision: authorizer.DecisionNoOpinion},
+		{"no opinion", authorizer.DecisionNoOpinion, "", nil,
 			authorizationv1.SubjectAccessReviewStatus{}},
-		{"error", fakeAuthorizer{decision: authorizer.DecisionNoOpinion, err: errBoom},
+		{"error", authorizer.DecisionNoOpinion, "", errBoom,
 			authorizationv1.SubjectAccessReviewStatus{EvaluationError: errBoom.Error()}},
 	} {
 		for _, protobuf := range []bool{false, true} {
 			t.Run(tc.name, func(t *testing.T) {
-				srv := reviewServer(t, &tc.auth, &fakeResolver{}, alice)
+				auth := &fakeAuthorizer{decision: tc.decision, reason: tc.reason, err: tc.err}
+				srv := reviewServer(t, auth, &fakeResolver{}, alice)
 				got, err := clientset(t, srv.URL, protobuf).AuthorizationV1().SelfSubjectAccessReviews().Create(t.Context(),
 					&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 						ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "update", Group: "apps", Resource: "deployments", Subresource: "scale", Name: "web"},
@@ -68,7 +71,7 @@ func TestSelfSubjectAccessReview(t *testing.T) {
 				if got.Spec.ResourceAttributes == nil || got.Spec.ResourceAttributes.Name != "web" {
 					t.Errorf("spec not echoed: %+v", got.Spec)
 				}
-				a := tc.auth.lastAsked(t)
+				a := auth.lastAsked(t)
 				if a.GetUser().GetName() != "alice" || a.GetVerb() != "update" || a.GetNamespace() != "ns" || a.GetAPIGroup() != "apps" ||
 					a.GetAPIVersion() != "*" || a.GetResource() != "deployments" || a.GetSubresource() != "scale" || a.GetName() != "web" || !a.IsResourceRequest() {
 					t.Errorf("asked %+v", a)
