@@ -100,8 +100,7 @@ func reviewInfo(gv schema.GroupVersion, kind, plural string, namespaced bool, op
 	}
 }
 
-// kinds are the served reviews, in the order discovery lists none of them
-// (it sorts by plural).
+// kinds are the served reviews (discovery sorts them by plural).
 var kinds = []*kind{
 	{
 		info: reviewInfo(authzGV, "SelfSubjectAccessReview", "selfsubjectaccessreviews", false, authorizationv1.SelfSubjectAccessReview{}.OpenAPIModelName()),
