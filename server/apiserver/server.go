@@ -22,6 +22,7 @@ import (
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
 	"github.com/apiloom/apiloom/server/registry"
+	"github.com/apiloom/apiloom/server/reviews"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -140,7 +141,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	defer served.Close()
 
-	disc, err := discovery.New(s.registry.Infos(), s.registry.OpenAPIDefinitions(), serverVersion())
+	disc, err := discovery.New(append(s.registry.Infos(), reviews.Infos()...), s.registry.OpenAPIDefinitions(), serverVersion())
 	if err != nil {
 		return err
 	}
@@ -159,6 +160,9 @@ func (s *Server) Run(ctx context.Context) error {
 
 	mux := http.NewServeMux()
 	disc.Install(mux)
+	if err := installReviews(mux, s.opts.MaxRequestBodyBytes); err != nil {
+		return err
+	}
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
 	mux.Handle("/api/", resources) // the core group, /api/v1/...

@@ -42,7 +42,7 @@ func aggregatedVersion(v *groupVersion) apidiscoveryv2.APIVersionDiscovery {
 			ResponseKind:     kind,
 			Scope:            apidiscoveryv2.ScopeCluster,
 			SingularResource: singular(info),
-			Verbs:            resourceVerbs,
+			Verbs:            verbs(info),
 			ShortNames:       info.ShortNames,
 			Categories:       info.Categories,
 		}

@@ -104,7 +104,7 @@ func checkInfo(info *resource.Info) error {
 		return missing("version")
 	case info.Kind == "":
 		return missing("kind")
-	case info.ListKind == "":
+	case info.ListKind == "" && !info.CreateOnly:
 		return missing("list kind")
 	case info.Plural == "":
 		return missing("plural")

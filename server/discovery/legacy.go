@@ -15,7 +15,17 @@ var (
 	statusVerbs   = metav1.Verbs{"get", "patch", "update"}
 	// finalizeVerbs are a finalize subresource's (a Namespace's).
 	finalizeVerbs = metav1.Verbs{"update"}
+	// createOnlyVerbs are a review's (resource.Info.CreateOnly).
+	createOnlyVerbs = metav1.Verbs{"create"}
 )
+
+// verbs are the verbs info's resource serves.
+func verbs(info *resource.Info) metav1.Verbs {
+	if info.CreateOnly {
+		return createOnlyVerbs
+	}
+	return resourceVerbs
+}
 
 // The subresources a type can have: its status and its scale, which is an
 // autoscaling/v1 Scale.
@@ -88,19 +98,23 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 		APIResources: []metav1.APIResource{},
 	}
 	for _, info := range v.resources {
-		out.APIResources = append(out.APIResources, metav1.APIResource{
+		r := metav1.APIResource{
 			Name:         info.Plural,
 			SingularName: singular(info),
 			Namespaced:   info.Namespaced,
 			Kind:         info.Kind,
-			Verbs:        resourceVerbs,
+			Verbs:        verbs(info),
 			ShortNames:   info.ShortNames,
 			Categories:   info.Categories,
+		}
+		if !info.CreateOnly {
 			// As kube-apiserver for a CRD: the hash of the version objects
 			// are stored in, the same in every version of the kind, so
-			// that a storage migrator sees when it changes.
-			StorageVersionHash: storageVersionHash(info.StorageGroupVersion().Group, storageVersion(info), info.Kind),
-		})
+			// that a storage migrator sees when it changes. A review is
+			// not stored and has none, as in kube-apiserver.
+			r.StorageVersionHash = storageVersionHash(info.StorageGroupVersion().Group, storageVersion(info), info.Kind)
+		}
+		out.APIResources = append(out.APIResources, r)
 		if info.HasFinalize {
 			out.APIResources = append(out.APIResources, metav1.APIResource{
 				Name:       info.Plural + "/" + finalizeSubresource,

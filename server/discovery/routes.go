@@ -119,9 +119,14 @@ type route struct {
 func resourceRoutes(info *resource.Info) []route {
 	gv := info.PathPrefix()
 	ns, nsWord := "", ""
-	var routes []route
 	if info.Namespaced {
 		ns, nsWord = "/namespaces/{namespace}", "Namespaced"
+	}
+	if info.CreateOnly {
+		return []route{{path: gv + ns + "/" + info.Plural, namespace: info.Namespaced, ops: []operation{createOp(info, nsWord)}}}
+	}
+	var routes []route
+	if info.Namespaced {
 		routes = append(routes, route{
 			path: gv + "/" + info.Plural,
 			ops: []operation{{
@@ -144,14 +149,7 @@ func resourceRoutes(info *resource.Info) []route {
 				params:      listParams,
 				responses:   []response{{200, "OK", respList}},
 			},
-			{
-				method: "post", action: "post",
-				id:          opID("create", info, nsWord, ""),
-				description: "create " + article(info.Kind) + " " + info.Kind,
-				params:      writeParams,
-				body:        bodyObject,
-				responses:   []response{{200, "OK", respObject}, {201, "Created", respObject}, {202, "Accepted", respObject}},
-			},
+			createOp(info, nsWord),
 			{
 				method: "delete", action: "deletecollection",
 				id:          opID("deletecollection", info, nsWord, ""),
@@ -177,6 +175,18 @@ func resourceRoutes(info *resource.Info) []route {
 		routes = append(routes, route{path: object + "/" + scaleSubresource, namespace: info.Namespaced, name: true, ops: ops})
 	}
 	return routes
+}
+
+// createOp is the POST on info's collection.
+func createOp(info *resource.Info, nsWord string) operation {
+	return operation{
+		method: "post", action: "post",
+		id:          opID("create", info, nsWord, ""),
+		description: "create " + article(info.Kind) + " " + info.Kind,
+		params:      writeParams,
+		body:        bodyObject,
+		responses:   []response{{200, "OK", respObject}, {201, "Created", respObject}, {202, "Accepted", respObject}},
+	}
 }
 
 // objectOps are the operations on one object, or on its subresource sub.

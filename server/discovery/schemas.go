@@ -77,6 +77,9 @@ func newSchemaNamer(infos []*resource.Info) *schemaNamer {
 	}}
 	for _, info := range infos {
 		n.gvks[info.OpenAPIName] = append(n.gvks[info.OpenAPIName], gvkExtension(info.Group, info.Version, info.Kind))
+		if info.CreateOnly {
+			continue
+		}
 		n.gvks[listKey(info)] = append(n.gvks[listKey(info)], gvkExtension(info.Group, info.Version, info.ListKind))
 	}
 	return n
@@ -96,7 +99,10 @@ func rootKeys(v *groupVersion) []string {
 	keys := []string{statusKey, deleteOptionsKey, patchKey}
 	scale := false
 	for _, info := range v.resources {
-		keys = append(keys, info.OpenAPIName, listKey(info))
+		keys = append(keys, info.OpenAPIName)
+		if !info.CreateOnly {
+			keys = append(keys, listKey(info))
+		}
 		scale = scale || info.Scale != nil
 	}
 	if scale {

@@ -83,6 +83,11 @@ type Info struct {
 	// HasFinalize is true when the kind has a finalize subresource
 	// (Definition.Finalize), as a Namespace's namespaces/finalize.
 	HasFinalize bool
+	// CreateOnly is true for a kind that is never stored, a review such as
+	// authorization.k8s.io/v1 SelfSubjectAccessReview (package
+	// server/reviews): it serves only create, on its collection, and has
+	// no list kind, no status subresource and no storage version.
+	CreateOnly bool
 }
 
 // Stored reports whether objects of this version are stored as they are
