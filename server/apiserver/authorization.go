@@ -80,6 +80,9 @@ func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
 		case AuthorizationModeAlwaysAllow:
 			a = authorizerfactory.NewAlwaysAllowAuthorizer()
 		case AuthorizationModeRBAC:
+			if rbac == nil {
+				return authorizers{}, errRBACNotServed
+			}
 			a = rbac
 		default:
 			return authorizers{}, fmt.Errorf("--authorization-mode: %q is not one of %s", m, strings.Join(authorizationModes, ", "))

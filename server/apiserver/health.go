@@ -13,8 +13,11 @@ import (
 
 // healthHandler answers /healthz, /livez and /readyz with "ok" when etcd
 // answers and every resource's storage is ready, like kube-apiserver's
-// plain-text checks.
-func healthHandler(client *clientv3.Client, served *registry.Served) http.Handler {
+// plain-text checks; /readyz waits for the RBAC authorizer (nil without
+// RBAC) to have read every Role and binding, as kube-apiserver's waits for
+// its RBAC informers.
+func healthHandler(client *clientv3.Client, served *registry.Served, rbac interface{ HasSynced() bool }) http.Handler {
+	rbacSynced := func() bool { return rbac == nil || rbac.HasSynced() }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -28,6 +31,11 @@ func healthHandler(client *clientv3.Client, served *registry.Served) http.Handle
 		if r.URL.Path == "/readyz" && !served.Ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("watch caches not yet synced\n"))
+			return
+		}
+		if r.URL.Path == "/readyz" && !rbacSynced() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("RBAC authorizer not yet synced\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ok"))

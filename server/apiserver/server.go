@@ -158,9 +158,18 @@ func (s *Server) Run(ctx context.Context) error {
 		go func() { defer background.Done(); c.Run(requestsCtx) }()
 	}
 
+	rbacAuthz, err := s.startRBAC(requestsCtx, served, &background)
+	if err != nil {
+		return err
+	}
+	authz, err := newAuthorizers(s.opts.AuthorizationModes, rbacAuthz)
+	if err != nil {
+		return err
+	}
+
 	mux := http.NewServeMux()
 	disc.Install(mux)
-	if err := installReviews(mux, s.opts.MaxRequestBodyBytes); err != nil {
+	if err := installReviews(mux, authz, s.opts.MaxRequestBodyBytes); err != nil {
 		return err
 	}
 	resources := endpoints.NewHandler(served.Resources...)
@@ -174,7 +183,7 @@ func (s *Server) Run(ctx context.Context) error {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	}
-	health := healthHandler(etcd.client, served)
+	health := healthHandler(etcd.client, served, rbacAuthz)
 	for _, p := range healthPaths {
 		mux.Handle("GET "+p, health)
 	}
@@ -187,10 +196,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if rs, ok := resources.(readSizer); ok {
 		limits.readSize = rs.ReadSize
-	}
-	authz, err := newAuthorizers(s.opts.AuthorizationModes, nil)
-	if err != nil {
-		return err
 	}
 	// kube-apiserver's order: the request info, then who is asking, as
 	// whom (impersonation), the in-flight limit, and whether they may.
