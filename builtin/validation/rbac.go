@@ -1,0 +1,173 @@
+package validation
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// RBACName is the rule of the names of Roles, ClusterRoles and their
+// bindings, and of the role a binding refers to: upstream asks only that
+// the name can be a URL path segment (so "system:basic-user" is one), not
+// that it is a DNS subdomain as other kinds' names are. The server calls
+// it in place of its DNS-subdomain rule for the RBAC kinds
+// (resource.Definition.ValidateName); prefix (a generateName) is checked
+// the same way, as upstream does.
+func RBACName(name string, _ bool) []string { return content.IsPathSegmentName(name) }
+
+// Role: every rule names verbs, and API groups and resources, and no
+// non-resource URL (a namespaced rule cannot have one).
+func Role(obj, _ *rbacv1.Role) field.ErrorList {
+	return policyRules(obj.Rules, true)
+}
+
+// ClusterRole: rules as a Role's, where non-resource URLs are allowed
+// (without API groups, resources or names), and an aggregationRule with at
+// least one valid label selector. An update may keep a selector whose
+// label values upstream no longer accepts, when the stored one has such
+// a value already (upstream's AllowInvalidLabelValueInSelector).
+func ClusterRole(obj, old *rbacv1.ClusterRole) field.ErrorList {
+	errs := policyRules(obj.Rules, false)
+	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: old != nil && hasInvalidSelectorValue(old)}
+	if rule := obj.AggregationRule; rule != nil {
+		path := field.NewPath("aggregationRule", "clusterRoleSelectors")
+		if len(rule.ClusterRoleSelectors) == 0 {
+			errs = append(errs, field.Required(path, "at least one clusterRoleSelector required if aggregationRule is non-nil"))
+		}
+		for i := range rule.ClusterRoleSelectors {
+			sel := &rule.ClusterRoleSelectors[i]
+			errs = append(errs, metav1validation.ValidateLabelSelector(sel, opts, path.Index(i))...)
+			if s, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+				errs = append(errs, field.Invalid(path.Index(i), s, "invalid label selector."))
+			}
+		}
+	}
+	return errs
+}
+
+// hasInvalidSelectorValue reports whether a selector of role's
+// aggregationRule has a label value the selector rules refuse.
+func hasInvalidSelectorValue(role *rbacv1.ClusterRole) bool {
+	if role.AggregationRule == nil {
+		return false
+	}
+	for i := range role.AggregationRule.ClusterRoleSelectors {
+		if metav1validation.LabelSelectorHasInvalidLabelValue(&role.AggregationRule.ClusterRoleSelectors[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyRules are upstream's checks of the rules of a Role (namespaced)
+// or a ClusterRole.
+func policyRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
+	var errs field.ErrorList
+	for i := range rules {
+		rule, path := &rules[i], field.NewPath("rules").Index(i)
+		if len(rule.Verbs) == 0 {
+			errs = append(errs, field.Required(path.Child("verbs"), "verbs must contain at least one value"))
+		}
+		if len(rule.NonResourceURLs) > 0 {
+			if namespaced {
+				errs = append(errs, field.Invalid(path.Child("nonResourceURLs"), rule.NonResourceURLs, "namespaced rules cannot apply to non-resource URLs"))
+			}
+			if len(rule.APIGroups) > 0 || len(rule.Resources) > 0 || len(rule.ResourceNames) > 0 {
+				errs = append(errs, field.Invalid(path.Child("nonResourceURLs"), rule.NonResourceURLs, "rules cannot apply to both regular resources and non-resource URLs"))
+			}
+			continue
+		}
+		if len(rule.APIGroups) == 0 {
+			errs = append(errs, field.Required(path.Child("apiGroups"), "resource rules must supply at least one api group"))
+		}
+		if len(rule.Resources) == 0 {
+			errs = append(errs, field.Required(path.Child("resources"), "resource rules must supply at least one resource"))
+		}
+	}
+	return errs
+}
+
+// RoleBinding: a roleRef to a Role or ClusterRole of the RBAC group, which
+// an update may not change, and subjects that are users, groups or
+// service accounts.
+func RoleBinding(obj, old *rbacv1.RoleBinding) field.ErrorList {
+	errs := roleRef(obj.RoleRef, []string{"Role", "ClusterRole"})
+	errs = append(errs, subjects(obj.Subjects, true)...)
+	if old != nil {
+		errs = append(errs, apivalidation.ValidateImmutableField(obj.RoleRef, old.RoleRef, field.NewPath("roleRef"))...)
+	}
+	return errs
+}
+
+// ClusterRoleBinding: as a RoleBinding's, its roleRef to a ClusterRole and
+// its service accounts with a namespace.
+func ClusterRoleBinding(obj, old *rbacv1.ClusterRoleBinding) field.ErrorList {
+	errs := roleRef(obj.RoleRef, []string{"ClusterRole"})
+	errs = append(errs, subjects(obj.Subjects, false)...)
+	if old != nil {
+		errs = append(errs, apivalidation.ValidateImmutableField(obj.RoleRef, old.RoleRef, field.NewPath("roleRef"))...)
+	}
+	return errs
+}
+
+// roleRef checks a binding's roleRef: the RBAC group, one of kinds, and a
+// name.
+func roleRef(ref rbacv1.RoleRef, kinds []string) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("roleRef")
+	if ref.APIGroup != rbacv1.GroupName {
+		errs = append(errs, field.NotSupported(path.Child("apiGroup"), ref.APIGroup, []string{rbacv1.GroupName}))
+	}
+	known := false
+	for _, k := range kinds {
+		known = known || ref.Kind == k
+	}
+	if !known {
+		errs = append(errs, field.NotSupported(path.Child("kind"), ref.Kind, kinds))
+	}
+	if ref.Name == "" {
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	} else {
+		for _, msg := range RBACName(ref.Name, false) {
+			errs = append(errs, field.Invalid(path.Child("name"), ref.Name, msg))
+		}
+	}
+	return errs
+}
+
+// subjects checks a binding's subjects: each named, a service account
+// by a valid name without API group (and, in a cluster-scoped binding,
+// with its namespace), a user or group in the RBAC API group.
+func subjects(subjects []rbacv1.Subject, namespaced bool) field.ErrorList {
+	var errs field.ErrorList
+	for i := range subjects {
+		s, path := &subjects[i], field.NewPath("subjects").Index(i)
+		if s.Name == "" {
+			errs = append(errs, field.Required(path.Child("name"), ""))
+		}
+		switch s.Kind {
+		case rbacv1.ServiceAccountKind:
+			if s.Name != "" {
+				for _, msg := range apivalidation.NameIsDNSSubdomain(s.Name, false) {
+					errs = append(errs, field.Invalid(path.Child("name"), s.Name, msg))
+				}
+			}
+			if s.APIGroup != "" {
+				errs = append(errs, field.NotSupported(path.Child("apiGroup"), s.APIGroup, []string{""}))
+			}
+			if !namespaced && s.Namespace == "" {
+				errs = append(errs, field.Required(path.Child("namespace"), ""))
+			}
+		case rbacv1.UserKind, rbacv1.GroupKind:
+			if s.APIGroup != rbacv1.GroupName {
+				errs = append(errs, field.NotSupported(path.Child("apiGroup"), s.APIGroup, []string{rbacv1.GroupName}))
+			}
+		default:
+			errs = append(errs, field.NotSupported(path.Child("kind"), s.Kind, []string{rbacv1.ServiceAccountKind, rbacv1.UserKind, rbacv1.GroupKind}))
+		}
+	}
+	return errs
+}
