@@ -97,7 +97,7 @@ func RoleBinding(obj, old *rbacv1.RoleBinding) field.ErrorList {
 	errs := roleRef(obj.RoleRef, []string{"Role", "ClusterRole"})
 	errs = append(errs, subjects(obj.Subjects, true)...)
 	if old != nil {
-		errs = append(errs, apivalidation.ValidateImmutableField(obj.RoleRef, old.RoleRef, field.NewPath("roleRef"))...)
+		errs = append(errs, apivalidation.ValidateImmutableField(internalRoleRef(obj.RoleRef), internalRoleRef(old.RoleRef), field.NewPath("roleRef"))...)
 	}
 	return errs
 }
@@ -108,9 +108,19 @@ func ClusterRoleBinding(obj, old *rbacv1.ClusterRoleBinding) field.ErrorList {
 	errs := roleRef(obj.RoleRef, []string{"ClusterRole"})
 	errs = append(errs, subjects(obj.Subjects, false)...)
 	if old != nil {
-		errs = append(errs, apivalidation.ValidateImmutableField(obj.RoleRef, old.RoleRef, field.NewPath("roleRef"))...)
+		errs = append(errs, apivalidation.ValidateImmutableField(internalRoleRef(obj.RoleRef), internalRoleRef(old.RoleRef), field.NewPath("roleRef"))...)
 	}
 	return errs
+}
+
+// roleRefValue is a roleRef as upstream's validation sees it, a type
+// without JSON names: the 422 of a changed roleRef shows the value as
+// {"APIGroup":...,"Kind":...,"Name":...}, as kube-apiserver's does.
+type roleRefValue struct{ APIGroup, Kind, Name string }
+
+// internalRoleRef is ref as a roleRefValue.
+func internalRoleRef(ref rbacv1.RoleRef) roleRefValue {
+	return roleRefValue{APIGroup: ref.APIGroup, Kind: ref.Kind, Name: ref.Name}
 }
 
 // roleRef checks a binding's roleRef: the RBAC group, one of kinds, and a
