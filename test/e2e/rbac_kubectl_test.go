@@ -114,4 +114,6 @@ subjects`)
 }
 
 // slices2 reports whether got is want.
-func slices2(got []string, want ...string) bool { return strings.Join(got, " ") == strings.Join(want, " ") }
+func slices2(got []string, want ...string) bool {
+	return strings.Join(got, " ") == strings.Join(want, " ")
+}
