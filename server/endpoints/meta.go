@@ -90,6 +90,9 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if f != nil && h.def.HasStatus {
 		delete(u, "status") // as a CRD's create drops it
 	}
+	if err := h.admitWrite(ctx, obj, none, true); err != nil {
+		return err
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, h.nameRule(), metaPath)
 	errs = append(errs, h.kindErrors(obj, none)...)
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
@@ -216,6 +219,9 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 				setOrDelete(u, "status", oldU) // as a CRD's update keeps the stored status
 			}
 		}
+	}
+	if err := h.admitWrite(ctx, obj, current, false); err != nil {
+		return err
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, h.nameRule(), metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
