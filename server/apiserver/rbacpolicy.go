@@ -13,6 +13,18 @@ import (
 	"github.com/apiloom/apiloom/server/resource"
 )
 
+// servesRBAC reports whether the server serves the RBAC resource plural
+// ("clusterroles").
+func (s *Server) servesRBAC(plural string) bool {
+	return slices.ContainsFunc(s.registry.Infos(), func(i *resource.Info) bool {
+		return i.Group == "rbac.authorization.k8s.io" && i.Plural == plural
+	})
+}
+
+// servesClusterRoles reports whether ClusterRoles are served, which the
+// clusterrole-aggregation controller needs.
+func (s *Server) servesClusterRoles() bool { return s.servesRBAC("clusterroles") }
+
 // rbacPolicyRetry is the pause between attempts to reconcile the default
 // RBAC policy when it could not be at start.
 const rbacPolicyRetry = time.Second
@@ -25,18 +37,14 @@ const rbacPolicyRetry = time.Second
 // and for the same reasons; what fails is retried in the background until
 // ctx ends, owned by wg.
 func (s *Server) ensureRBACPolicy(ctx context.Context, wg *sync.WaitGroup) error {
-	infos := s.registry.Infos()
-	served := func(plural string) bool {
-		return slices.ContainsFunc(infos, func(i *resource.Info) bool { return i.Group == "rbac.authorization.k8s.io" && i.Plural == plural })
-	}
-	if !served("clusterroles") || !served("clusterrolebindings") {
+	if !s.servesRBAC("clusterroles") || !s.servesRBAC("clusterrolebindings") {
 		return nil
 	}
 	client, err := kubernetes.NewForConfig(s.loopbackConfig("apiloom-rbac-bootstrap"))
 	if err != nil {
 		return fmt.Errorf("rbac policy: %w", err)
 	}
-	policy := rbacbootstrap.Default(infos)
+	policy := rbacbootstrap.Default(s.registry.Infos())
 	err = rbacbootstrap.Reconcile(ctx, client, policy)
 	if err == nil {
 		return nil
