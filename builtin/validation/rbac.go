@@ -18,10 +18,16 @@ import (
 // the same way, as upstream does.
 func RBACName(name string, _ bool) []string { return content.IsPathSegmentName(name) }
 
+// The rules upstream states declaratively (a required field: a rule's
+// verbs, a subject's name, a roleRef's name) it reports after all the
+// others, in the order of the fields in the type; so do these functions,
+// so that a 422 lists its causes in kube-apiserver's order.
+
 // Role: every rule names verbs, and API groups and resources, and no
 // non-resource URL (a namespaced rule cannot have one).
 func Role(obj, _ *rbacv1.Role) field.ErrorList {
-	return policyRules(obj.Rules, true)
+	errs, required := policyRules(obj.Rules, true)
+	return append(errs, required...)
 }
 
 // ClusterRole: rules as a Role's, where non-resource URLs are allowed
@@ -30,7 +36,7 @@ func Role(obj, _ *rbacv1.Role) field.ErrorList {
 // label values upstream no longer accepts, when the stored one has such
 // a value already (upstream's AllowInvalidLabelValueInSelector).
 func ClusterRole(obj, old *rbacv1.ClusterRole) field.ErrorList {
-	errs := policyRules(obj.Rules, false)
+	errs, required := policyRules(obj.Rules, false)
 	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: old != nil && hasInvalidSelectorValue(old)}
 	if rule := obj.AggregationRule; rule != nil {
 		path := field.NewPath("aggregationRule", "clusterRoleSelectors")
@@ -45,7 +51,7 @@ func ClusterRole(obj, old *rbacv1.ClusterRole) field.ErrorList {
 			}
 		}
 	}
-	return errs
+	return append(errs, required...)
 }
 
 // hasInvalidSelectorValue reports whether a selector of role's
@@ -63,13 +69,12 @@ func hasInvalidSelectorValue(role *rbacv1.ClusterRole) bool {
 }
 
 // policyRules are upstream's checks of the rules of a Role (namespaced)
-// or a ClusterRole.
-func policyRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
-	var errs field.ErrorList
+// or a ClusterRole, and apart its required verbs.
+func policyRules(rules []rbacv1.PolicyRule, namespaced bool) (errs, required field.ErrorList) {
 	for i := range rules {
 		rule, path := &rules[i], field.NewPath("rules").Index(i)
 		if len(rule.Verbs) == 0 {
-			errs = append(errs, field.Required(path.Child("verbs"), "verbs must contain at least one value"))
+			required = append(required, field.Required(path.Child("verbs"), ""))
 		}
 		if len(rule.NonResourceURLs) > 0 {
 			if namespaced {
@@ -87,15 +92,16 @@ func policyRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
 			errs = append(errs, field.Required(path.Child("resources"), "resource rules must supply at least one resource"))
 		}
 	}
-	return errs
+	return errs, required
 }
 
 // RoleBinding: a roleRef to a Role or ClusterRole of the RBAC group, which
 // an update may not change, and subjects that are users, groups or
 // service accounts.
 func RoleBinding(obj, old *rbacv1.RoleBinding) field.ErrorList {
-	errs := roleRef(obj.RoleRef, []string{"Role", "ClusterRole"})
-	errs = append(errs, subjects(obj.Subjects, true)...)
+	errs, refRequired := roleRef(obj.RoleRef, []string{"Role", "ClusterRole"})
+	subjectErrs, subjectsRequired := subjects(obj.Subjects, true)
+	errs = append(append(append(errs, subjectErrs...), subjectsRequired...), refRequired...)
 	if old != nil {
 		errs = append(errs, apivalidation.ValidateImmutableField(internalRoleRef(obj.RoleRef), internalRoleRef(old.RoleRef), field.NewPath("roleRef"))...)
 	}
@@ -105,8 +111,9 @@ func RoleBinding(obj, old *rbacv1.RoleBinding) field.ErrorList {
 // ClusterRoleBinding: as a RoleBinding's, its roleRef to a ClusterRole and
 // its service accounts with a namespace.
 func ClusterRoleBinding(obj, old *rbacv1.ClusterRoleBinding) field.ErrorList {
-	errs := roleRef(obj.RoleRef, []string{"ClusterRole"})
-	errs = append(errs, subjects(obj.Subjects, false)...)
+	errs, refRequired := roleRef(obj.RoleRef, []string{"ClusterRole"})
+	subjectErrs, subjectsRequired := subjects(obj.Subjects, false)
+	errs = append(append(append(errs, subjectErrs...), subjectsRequired...), refRequired...)
 	if old != nil {
 		errs = append(errs, apivalidation.ValidateImmutableField(internalRoleRef(obj.RoleRef), internalRoleRef(old.RoleRef), field.NewPath("roleRef"))...)
 	}
@@ -123,10 +130,9 @@ func internalRoleRef(ref rbacv1.RoleRef) roleRefValue {
 	return roleRefValue{APIGroup: ref.APIGroup, Kind: ref.Kind, Name: ref.Name}
 }
 
-// roleRef checks a binding's roleRef: the RBAC group, one of kinds, and a
-// name.
-func roleRef(ref rbacv1.RoleRef, kinds []string) field.ErrorList {
-	var errs field.ErrorList
+// roleRef checks a binding's roleRef: the RBAC group, one of kinds, and
+// (apart) a name.
+func roleRef(ref rbacv1.RoleRef, kinds []string) (errs, required field.ErrorList) {
 	path := field.NewPath("roleRef")
 	if ref.APIGroup != rbacv1.GroupName {
 		errs = append(errs, field.NotSupported(path.Child("apiGroup"), ref.APIGroup, []string{rbacv1.GroupName}))
@@ -139,24 +145,24 @@ func roleRef(ref rbacv1.RoleRef, kinds []string) field.ErrorList {
 		errs = append(errs, field.NotSupported(path.Child("kind"), ref.Kind, kinds))
 	}
 	if ref.Name == "" {
-		errs = append(errs, field.Required(path.Child("name"), ""))
+		required = append(required, field.Required(path.Child("name"), ""))
 	} else {
 		for _, msg := range RBACName(ref.Name, false) {
 			errs = append(errs, field.Invalid(path.Child("name"), ref.Name, msg))
 		}
 	}
-	return errs
+	return errs, required
 }
 
 // subjects checks a binding's subjects: each named, a service account
 // by a valid name without API group (and, in a cluster-scoped binding,
-// with its namespace), a user or group in the RBAC API group.
-func subjects(subjects []rbacv1.Subject, namespaced bool) field.ErrorList {
-	var errs field.ErrorList
+// with its namespace), a user or group in the RBAC API group; apart,
+// their required names.
+func subjects(subjects []rbacv1.Subject, namespaced bool) (errs, required field.ErrorList) {
 	for i := range subjects {
 		s, path := &subjects[i], field.NewPath("subjects").Index(i)
 		if s.Name == "" {
-			errs = append(errs, field.Required(path.Child("name"), ""))
+			required = append(required, field.Required(path.Child("name"), ""))
 		}
 		switch s.Kind {
 		case rbacv1.ServiceAccountKind:
@@ -179,5 +185,5 @@ func subjects(subjects []rbacv1.Subject, namespaced bool) field.ErrorList {
 			errs = append(errs, field.NotSupported(path.Child("kind"), s.Kind, []string{rbacv1.ServiceAccountKind, rbacv1.UserKind, rbacv1.GroupKind}))
 		}
 	}
-	return errs
+	return errs, required
 }

@@ -107,6 +107,19 @@ subjects`)
 	if err == nil || !strings.Contains(string(out), `The RoleBinding "app:reader" is invalid: roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"other"}: field is immutable`) {
 		t.Fatalf("apply of a changed roleRef: %v\n%s", err, out)
 	}
+	// Invalid objects get kube-apiserver's 422s, causes in its order
+	// (testdata/rbac-invalid.peer.txt is its answer, from kubectl
+	// create --dry-run=server).
+	want, err := os.ReadFile("testdata/rbac-invalid.peer.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	c := k.cmd(t.Context(), "create", "--dry-run=server", "-f", "testdata/rbac-invalid.yaml")
+	c.Stderr = &stderr
+	if err := c.Run(); err == nil || stderr.String() != string(want) {
+		t.Fatalf("invalid RBAC objects: %v\n%s\nwant\n%s", err, stderr.String(), want)
+	}
 	out, err = k.cmd(t.Context(), "create", "clusterrolebinding", "bad", "--clusterrole=x", "--serviceaccount=robot").CombinedOutput()
 	if err == nil {
 		t.Fatalf("clusterrolebinding of a service account without namespace: created\n%s", out)
