@@ -9,6 +9,7 @@ import (
 	eventsv1 "github.com/apiloom/apiloom/generated/apiserver/events/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
+	rbacv1 "github.com/apiloom/apiloom/generated/apiserver/rbac/v1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
 	registry "github.com/apiloom/apiloom/server/registry"
 )
@@ -23,5 +24,6 @@ func Install(r *registry.Registry) {
 	eventsv1.Install(r)
 	examplev1.Install(r)
 	examplev2alpha1.Install(r)
+	rbacv1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)
 }

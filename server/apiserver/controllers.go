@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/apiloom/apiloom/server/controllers"
+	"github.com/apiloom/apiloom/server/controllers/clusterroleaggregation"
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 )
@@ -14,12 +15,13 @@ import (
 // Names of the controllers, as --controllers takes them: kube-controller-
 // manager's names for the same loops.
 const (
-	controllerGC        = "garbagecollector"
-	controllerNamespace = "namespace"
+	controllerGC                     = "garbagecollector"
+	controllerNamespace              = "namespace"
+	controllerClusterRoleAggregation = "clusterrole-aggregation"
 )
 
 // controllerNames are every controller the server can run.
-var controllerNames = []string{controllerGC, controllerNamespace}
+var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -42,6 +44,9 @@ func (s *Server) controllerList() []controllers.Controller {
 		cfg := namespace.DefaultConfig()
 		cfg.Workers = s.opts.ConcurrentNamespaceSyncs
 		list = append(list, namespace.New(cfg))
+	}
+	if controllerEnabled(s.opts.Controllers, controllerClusterRoleAggregation) && s.servesClusterRoles() {
+		list = append(list, clusterroleaggregation.New(clusterroleaggregation.DefaultConfig()))
 	}
 	return list
 }

@@ -245,6 +245,12 @@ func (s *Server) Run(ctx context.Context) error {
 		<-serveErr
 		return err
 	}
+	if err := s.ensureRBACPolicy(requestsCtx, &background); err != nil {
+		endRequests()
+		_ = srv.Close()
+		<-serveErr
+		return err
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	background.Add(1)
 	go func() { defer background.Done(); s.runControllers(requestsCtx) }()

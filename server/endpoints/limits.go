@@ -73,6 +73,8 @@ type handlerConfig struct {
 	versions      KindVersions
 	namespaces    NamespaceLifecycle
 	hooks         hookConfig
+	// writeAdmission is WithWriteAdmission's; nil for none.
+	writeAdmission WriteAdmission
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).

@@ -90,7 +90,10 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if f != nil && h.def.HasStatus {
 		delete(u, "status") // as a CRD's create drops it
 	}
-	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
+	if err := h.admitWrite(ctx, obj, none, true); err != nil {
+		return err
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, h.nameRule(), metaPath)
 	errs = append(errs, h.kindErrors(obj, none)...)
 	if err := h.invalid(obj, h.validateCreate(ctx, obj, u, errs)); err != nil {
 		return err
@@ -99,6 +102,15 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 		return err
 	}
 	return h.validateHooks(ctx, obj, none, true, false)
+}
+
+// nameRule is the rule of the kind's object names: its own
+// (Definition.ValidateName) or the DNS-subdomain rule.
+func (h *handler[O]) nameRule() apivalidation.ValidateNameFunc {
+	if h.def.ValidateName != nil {
+		return h.def.ValidateName
+	}
+	return apivalidation.NameIsDNSSubdomain
 }
 
 // decodeError is the error of a form whose content did not decode into
@@ -208,7 +220,10 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 			}
 		}
 	}
-	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, apivalidation.NameIsDNSSubdomain, metaPath)
+	if err := h.admitWrite(ctx, obj, current, false); err != nil {
+		return err
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, h.def.Namespaced, h.nameRule(), metaPath)
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(obj, current, metaPath)...)
 	errs = append(errs, h.kindErrors(obj, current)...)
 	if err := h.invalid(obj, h.validateUpdate(ctx, obj, u, oldU, errs)); err != nil {

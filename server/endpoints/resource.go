@@ -54,6 +54,9 @@ type handler[O resource.Object] struct {
 	namespaces NamespaceLifecycle
 	// hooks configures the kind's hooks (hooks.go).
 	hooks hookConfig
+	// writeAdmission admits creates and updates with the request
+	// (writeadmission.go); nil for none.
+	writeAdmission WriteAdmission
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -105,7 +108,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		versions = cfg.versions.Infos()
 	}
 	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
-	h.namespaces, h.hooks = cfg.namespaces, cfg.hooks
+	h.namespaces, h.hooks, h.writeAdmission = cfg.namespaces, cfg.hooks, cfg.writeAdmission
 	return h
 }
 

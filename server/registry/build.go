@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/apiloom/apiloom/server/admission/nslifecycle"
+	"github.com/apiloom/apiloom/server/admission/rbacescalation"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/cache"
 	"github.com/apiloom/apiloom/server/convert"
@@ -49,6 +50,11 @@ type Backend struct {
 	// HookTimeout bounds each point of a request's hooks
 	// (--hook-timeout); hook.DefaultTimeout when 0.
 	HookTimeout time.Duration
+	// RBAC, when set, resolves users' permissions for the escalation
+	// prevention of the RBAC kinds (package rbacescalation), which their
+	// writes then pass; nil: they are not checked (--authorization-mode
+	// AlwaysAllow, where anyone may do anything anyway).
+	RBAC rbacescalation.Resolver
 }
 
 // ttl is how long the objects of info live after their last write.
@@ -193,6 +199,11 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	}
 	if sh.namespaces != nil {
 		opts = append(opts, endpoints.WithNamespaceLifecycle(sh.namespaces))
+	}
+	if b.RBAC != nil {
+		if c := rbacescalation.For(def.GroupResource(), b.RBAC); c != nil {
+			opts = append(opts, endpoints.WithWriteAdmission(c))
+		}
 	}
 	addHookReader(sh.readers, def, iface)
 	addStorage(out, iface)

@@ -225,6 +225,11 @@ type Definition[O Object] struct {
 	// finalizer, and keeps its spec.finalizers on update). It must not
 	// change old.
 	Prepare func(obj, old O)
+	// ValidateName, optional, is the kind's rule for object names and
+	// generateName prefixes, in place of the DNS-subdomain rule of
+	// metadata validation: the RBAC kinds accept any name that can be a
+	// URL path segment ("system:basic-user"), as kube-apiserver does.
+	ValidateName func(name string, prefix bool) []string
 	// Finalize, optional, is the kind's own deletion lifecycle and its
 	// finalize subresource (lifecycle.go); Info.HasFinalize says it is set.
 	Finalize *Finalize[O]

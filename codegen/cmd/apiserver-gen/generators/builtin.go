@@ -63,6 +63,10 @@ type builtinKind struct {
 	// Finalize is the variable holding the kind's finalize lifecycle, of
 	// type *resource.Finalize[*T]; empty for none.
 	Finalize string `json:"finalize"`
+	// ValidateName is the function with the kind's rule for object
+	// names, of type func(name string, prefix bool) []string, in place
+	// of the DNS-subdomain rule; empty for that one.
+	ValidateName string `json:"validateName"`
 }
 
 // builtinField is a selectable field computed by a function.
@@ -139,7 +143,7 @@ func (k *builtinKind) funcs() []string {
 	if k.Printer != "" {
 		out = append(out, k.Printer)
 	}
-	for _, ref := range []string{k.Default, k.Prepare, k.Finalize} {
+	for _, ref := range []string{k.Default, k.Prepare, k.Finalize, k.ValidateName} {
 		if ref != "" {
 			out = append(out, ref)
 		}
@@ -287,6 +291,7 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 		{"default", bk.Default, &r.Default, false},
 		{"prepare", bk.Prepare, &r.Prepare, false},
 		{"finalize", bk.Finalize, &r.Finalize, true},
+		{"validateName", bk.ValidateName, &r.ValidateName, false},
 	} {
 		if h.ref == "" {
 			continue

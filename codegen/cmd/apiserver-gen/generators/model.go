@@ -88,6 +88,9 @@ type resourceModel struct {
 	// Default, Prepare and Finalize are the kind's other hooks (a
 	// built-in kind's, from builtin/apis.yaml); nil for none.
 	Default, Prepare, Finalize *types.Type
+	// ValidateName is the kind's rule for object names (a built-in
+	// kind's); nil for the DNS-subdomain rule.
+	ValidateName *types.Type
 	// HasFinalize is true when Finalize is set.
 	HasFinalize bool
 	// Hooks are the kind's hooks from its hooks package (hooks.go); nil

@@ -81,7 +81,7 @@ const hasFinalizeTemplate = `		HasFinalize: true,
 `
 
 // hookTemplate states one hook of a built-in kind (Default, Prepare,
-// Finalize).
+// Finalize, ValidateName).
 const hookTemplate = `	$.field$: $.hook|raw$,
 `
 
@@ -331,7 +331,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	for _, h := range []struct {
 		field string
 		hook  *types.Type
-	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}} {
+	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}, {"ValidateName", r.ValidateName}} {
 		if h.hook != nil {
 			sw.Do(hookTemplate, args.With("field", h.field).With("hook", h.hook))
 		}
