@@ -12,6 +12,10 @@
 #                                #   first, so every ratio is to it: a change measured in one run
 #   TARGETS="apiloom apiloom-gohttp2" SCENARIOS="fanout idle" hack/load.sh
 #                                # our HTTP/2 server against Go's (--http2-server=go), in one run
+#   TARGETS="apiloom-alwaysallow apiloom-rbac" hack/load.sh
+#                                # the load as a user that RBAC authorizes (a ClusterRole for what
+#                                # the load does, among RBAC_FILLER other Roles and bindings)
+#                                # against the same user with --authorization-mode=AlwaysAllow
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
@@ -124,6 +128,62 @@ start_apiloom_bin() {
   return 0
 }
 
+# as_load_user NAME: makes the load run as user "load" instead of the
+# admin (whom system:masters lets through before any authorizer), bound to
+# a ClusterRole allowing what apiloom-load does, with RBAC_FILLER Roles and
+# RoleBindings (and as many cluster ones) for other users beside it, so
+# that the authorizer has a realistic amount to search.
+as_load_user() {
+  local dir=$OUT/$1 admin=$kubeconfig n=${RBAC_FILLER:-500}
+  "$apiloom_bin" kubeconfig --data-dir "$dir" --user load --group load-testers --out "$dir/load.kubeconfig" || return 1
+  {
+    cat <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: load}
+rules:
+- {apiGroups: [example.apiloom.dev], resources: [databases], verbs: ["*"]}
+- {apiGroups: [""], resources: [namespaces], verbs: [get, create]}
+- {nonResourceURLs: [/metrics], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: load}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: load}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: load-testers}]
+YAML
+    for i in $(seq "$n"); do
+      cat <<YAML
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: filler-$i}
+rules: [{apiGroups: [example.apiloom.dev], resources: [databases, regions], verbs: [get, list, watch], resourceNames: [db-$i]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: filler-$i}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: filler-$i}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: user-$i}, {apiGroup: rbac.authorization.k8s.io, kind: Group, name: group-$i}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: filler-$i, namespace: default}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get, update], resourceNames: [cm-$i]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: filler-$i, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: filler-$i}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: user-$i}]
+YAML
+    done
+  } >"$dir/rbac.yaml"
+  for _ in $(seq 300); do kubectl --kubeconfig "$admin" get namespace default >/dev/null 2>&1 && break; sleep 0.1; done
+  kubectl --kubeconfig "$admin" create -f "$dir/rbac.yaml" >/dev/null || return 1
+  kubeconfig=$dir/load.kubeconfig
+}
+
 # free_port: a port p with p, p+10 and p+11 free (the peer's etcd takes
 # p+10 and p+11), so that runs by others on this machine do not collide.
 free_port() {
@@ -158,6 +218,8 @@ for target in $TARGETS; do
     apiloom-base) start=(start_apiloom_bin "$OUT/base-bin/apiloom" apiloom-base) ;;
     apiloom-nocache) start=(start_apiloom apiloom-nocache --watch-cache=false) ;;
     apiloom-gohttp2) start=(start_apiloom apiloom-gohttp2 --http2-server=go) ;;
+    apiloom-rbac) start=(eval 'start_apiloom apiloom-rbac --authorization-mode=RBAC && as_load_user apiloom-rbac') ;;
+    apiloom-alwaysallow) start=(eval 'start_apiloom apiloom-alwaysallow --authorization-mode=AlwaysAllow && as_load_user apiloom-alwaysallow') ;;
     kube-apiserver) start=(start_peer) ;;
     *) echo "unknown target $target"; exit 2 ;;
   esac

@@ -109,7 +109,8 @@ func TestNoCredentialInLogs(t *testing.T) {
 	}{
 		{"loopback token", withToken(strings.TrimSpace(string(loopback))), http.StatusOK},
 		{"bad token", withToken(badToken), http.StatusUnauthorized},
-		{"token file", withToken(fileToken), http.StatusOK},
+		// Authenticated, and refused by RBAC: no role binds the user.
+		{"token file", withToken(fileToken), http.StatusForbidden},
 		{"admin certificate", admin, http.StatusOK},
 		{"foreign certificate", foreignCfg, http.StatusUnauthorized},
 	} {

@@ -176,7 +176,7 @@ func DefaultOptions() Options {
 		HookTimeout:                  hook.DefaultTimeout,
 		CompactionInterval:           5 * time.Minute,
 		ShutdownTimeout:              30 * time.Second,
-		AuthorizationModes:           []string{AuthorizationModeAlwaysAllow},
+		AuthorizationModes:           []string{AuthorizationModeRBAC},
 		// kube-apiserver's defaults.
 		RequestTimeout:              60 * time.Second,
 		MaxRequestsInFlight:         400,

@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -57,6 +58,9 @@ func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error
 	reg, err := selectBuiltins(reg, opts.BuiltinAPIs)
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(opts.AuthorizationModes, AuthorizationModeRBAC) && !servesRBACKinds(reg) {
+		return nil, errRBACNotServed
 	}
 	if len(reg.Entries()) == 0 {
 		return nil, errors.New("apiserver: registry has no resources; run make generate")
@@ -135,6 +139,8 @@ func (s *Server) Run(ctx context.Context) error {
 		HookTimeout: s.opts.HookTimeout,
 		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements}}
+	escalation := &escalationResolver{}
+	backend.RBAC = escalation
 	served, err := s.registry.Build(requestsCtx, backend)
 	if err != nil {
 		return err
@@ -166,6 +172,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	escalation.set(authz, rbacAuthz)
 
 	mux := http.NewServeMux()
 	disc.Install(mux)

@@ -144,6 +144,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WithAuthorizationModes sets --authorization-mode (RBAC by default;
+// AlwaysAllow for a server that serves no RBAC kinds).
+func WithAuthorizationModes(modes ...string) Option {
+	return func(o *apiserver.Options) { o.AuthorizationModes = modes }
+}
+
 // WithBuiltinAPIs serves only the built-in kinds names chooses (the
 // --builtin-apis flag: resource names, "*" for all, none for none).
 func WithBuiltinAPIs(names ...string) Option {

@@ -74,7 +74,9 @@ func TestIdentities(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &userRecorder{users: map[string]string{}}
-	ts := testserver.Start(t, rec.install, testserver.WithHTTP2Server(http2Server(t)), testserver.WithTokenAuthFile(tokens))
+	ts := testserver.Start(t, rec.install, testserver.WithHTTP2Server(http2Server(t)), testserver.WithTokenAuthFile(tokens),
+		// Who the users are, not what they may do: TestRBACUsersKubectl.
+		testserver.WithAuthorizationModes("AlwaysAllow"))
 
 	aliceKubeconfig := filepath.Join(t.TempDir(), "alice.kubeconfig")
 	var stderr bytes.Buffer

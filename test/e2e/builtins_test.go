@@ -202,7 +202,7 @@ func TestBuiltinsValidation(t *testing.T) {
 // TestBuiltinAPIsFlag: --builtin-apis serves only the built-in kinds it
 // names; the others are 404 and missing from discovery.
 func TestBuiltinAPIsFlag(t *testing.T) {
-	ts, _ := startServer(t, testserver.WithBuiltinAPIs("configmaps"))
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("configmaps"), testserver.WithAuthorizationModes("AlwaysAllow"))
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	if _, err := kc.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); err != nil {
 		t.Fatalf("configmaps: %v", err)

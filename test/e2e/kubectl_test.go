@@ -32,6 +32,9 @@ type kubectlEnv struct {
 	t          *testing.T
 	kubeconfig string
 	home       string
+	// bin and dataDir are the server's binary and data directory when
+	// startBinary started it.
+	bin, dataDir string
 }
 
 func (k *kubectlEnv) cmd(ctx context.Context, args ...string) *exec.Cmd {
@@ -81,7 +84,7 @@ func startBinary(t *testing.T) *kubectlEnv {
 			t.Errorf("apiloom exited with code %d; logs:\n%s", code, logs.String())
 		}
 	})
-	k := &kubectlEnv{t: t, kubeconfig: filepath.Join(dataDir, "kubeconfig"), home: t.TempDir()}
+	k := &kubectlEnv{t: t, kubeconfig: filepath.Join(dataDir, "kubeconfig"), home: t.TempDir(), bin: bin, dataDir: dataDir}
 	eventually(t, "apiloom to serve", func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-exited:

@@ -160,7 +160,7 @@ func TestNamespaceWaitsForFinalizers(t *testing.T) {
 // with the write that empties the last.
 func TestNamespaceFinalize(t *testing.T) {
 	// Leases too: the controllers run while they hold one.
-	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps", "leases"))
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps", "leases"), testserver.WithAuthorizationModes("AlwaysAllow"))
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := t.Context()
 	ns, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin", Finalizers: []string{"example.com/meta"}},
@@ -228,7 +228,7 @@ func TestNamespaceThenContent(t *testing.T) {
 // TestNoNamespacesNoLifecycle: without namespaces served there is no
 // namespace lifecycle: objects go into any namespace.
 func TestNoNamespacesNoLifecycle(t *testing.T) {
-	ts, _ := startServer(t, testserver.WithBuiltinAPIs("configmaps"))
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("configmaps"), testserver.WithAuthorizationModes("AlwaysAllow"))
 	kc := kubernetes.NewForConfigOrDie(ts.Config)
 	if _, err := kc.CoreV1().ConfigMaps("anywhere").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
