@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -108,7 +110,28 @@ func TestReviewsClientGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
+	ts.CreateNamespaces(t, "team")
+	// bob and group g may read in team (the view ClusterRole); carol
+	// nothing.
+	if _, err := c.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "readers"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "bob"},
+			{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "g"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	attrs := &authorizationv1.ResourceAttributes{Namespace: "team", Verb: "list", Resource: "configmaps"}
+	eventually(t, "the RoleBinding to take effect", func(ctx context.Context) (bool, error) {
+		sar, err := c.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: "bob", ResourceAttributes: attrs}}, metav1.CreateOptions{})
+		return err == nil && sar.Status.Allowed, err
+	})
+	denied, err := c.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{User: "carol", ResourceAttributes: attrs}}, metav1.CreateOptions{})
+	if err != nil || denied.Status.Allowed {
+		t.Errorf("SubjectAccessReview for carol: %+v, %v", denied, err)
+	}
 
 	sar, err := c.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 		Spec: authorizationv1.SubjectAccessReviewSpec{User: "bob", ResourceAttributes: attrs}}, metav1.CreateOptions{})
@@ -128,7 +151,9 @@ func TestReviewsClientGo(t *testing.T) {
 	}
 	ssrr, err := c.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
 		Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "team"}}, metav1.CreateOptions{})
-	if err != nil || len(ssrr.Status.ResourceRules) != 1 || ssrr.Status.Incomplete {
+	// system:masters' rules: cluster-admin's, then what every
+	// authenticated user may do (system:basic-user).
+	if err != nil || len(ssrr.Status.ResourceRules) != 3 || ssrr.Status.ResourceRules[0].Verbs[0] != "*" || ssrr.Status.Incomplete {
 		t.Errorf("SelfSubjectRulesReview: %+v, %v", ssrr, err)
 	}
 	ssr, err := c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
