@@ -106,9 +106,15 @@ func TestRBACListWatch(t *testing.T) {
 		what string
 		err  error
 	}{
-		{"list team-b", func() error { _, err := dave.ExampleV1().Databases("team-b").List(ctx, metav1.ListOptions{}); return err }()},
+		{"list team-b", func() error {
+			_, err := dave.ExampleV1().Databases("team-b").List(ctx, metav1.ListOptions{})
+			return err
+		}()},
 		{"list all", func() error { _, err := dave.ExampleV1().Databases("").List(ctx, metav1.ListOptions{}); return err }()},
-		{"watch team-b", func() error { _, err := dave.ExampleV1().Databases("team-b").Watch(ctx, metav1.ListOptions{}); return err }()},
+		{"watch team-b", func() error {
+			_, err := dave.ExampleV1().Databases("team-b").Watch(ctx, metav1.ListOptions{})
+			return err
+		}()},
 		{"watch all", func() error { _, err := dave.ExampleV1().Databases("").Watch(ctx, metav1.ListOptions{}); return err }()},
 		{"create team-a", func() error {
 			_, err := dave.ExampleV1().Databases("team-a").Create(ctx, &examplev1.Database{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: examplev1.DatabaseSpec{Engine: "postgres"}}, metav1.CreateOptions{})
