@@ -159,6 +159,35 @@ func kubectlApply(ctx context.Context, t *testing.T, mod string) {
 	if err != nil || !strings.Contains(out, "order.shop.example.com/example ") || !strings.Contains(out, "invoice.billing.example.com/example ") || !strings.Contains(out, "PHASE") {
 		t.Fatalf("kubectl get: %v\n%s", err, out)
 	}
+	// The new kinds are in the default admin, edit and view roles with no
+	// RBAC written by hand: a user bound to view reads them, and only reads.
+	for args, want := range map[string]string{
+		"list orders.shop.example.com":                     "yes",
+		"get invoices.billing.example.com":                 "yes",
+		"delete orders.shop.example.com":                   "no",
+		"get orders.shop.example.com --subresource=status": "yes",
+		"create invoices.billing.example.com":              "no",
+	} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			// --as a member of a group bound to view: the admin may
+			// impersonate; the binding is made once, below.
+			out, _ := kubectl(append([]string{"auth", "can-i", "--as=viewer", "--as-group=viewers"}, strings.Fields(args)...)...)
+			// The answer is the last line; kubectl may warn before it.
+			if lines := strings.Fields(out); len(lines) > 0 && lines[len(lines)-1] == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a viewer: can-i %s = %q, want %q", args, out, want)
+			}
+			if _, err := kubectl("get", "clusterrolebinding", "viewers"); err != nil {
+				if out, err := kubectl("create", "clusterrolebinding", "viewers", "--clusterrole=view", "--group=viewers"); err != nil {
+					t.Fatalf("create clusterrolebinding: %v\n%s", err, out)
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // the aggregation controller and the authorizer follow watches
+		}
+	}
 }
 
 // badInput runs each refused loom command line in the scaffolded module and
