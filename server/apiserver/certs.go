@@ -124,20 +124,30 @@ func loadCA(crtPath, keyPath string, now time.Time) (*x509.Certificate, string) 
 	return ca, ""
 }
 
+// loadLeaf returns the certificate of the key pair at crtPath and
+// keyPath, or nil and why it cannot be used ("none yet" when missing).
+func loadLeaf(crtPath, keyPath string) (*x509.Certificate, string) {
+	if !exists(crtPath) || !exists(keyPath) {
+		return nil, "none yet"
+	}
+	pair, err := tls.LoadX509KeyPair(crtPath, keyPath)
+	if err != nil {
+		return nil, err.Error()
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, err.Error()
+	}
+	return leaf, ""
+}
+
 // servingProblem says why the serving certificate at crtPath cannot be
 // kept: missing, not signed by ca, expiring before now+renewWithin, or not
 // valid for the bind address. "" means it can be kept.
 func servingProblem(crtPath, keyPath string, ca *x509.Certificate, bind string, now time.Time) string {
-	if !exists(crtPath) || !exists(keyPath) {
-		return "none yet"
-	}
-	pair, err := tls.LoadX509KeyPair(crtPath, keyPath)
-	if err != nil {
-		return err.Error()
-	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return err.Error()
+	leaf, why := loadLeaf(crtPath, keyPath)
+	if leaf == nil {
+		return why
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)

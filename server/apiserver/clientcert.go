@@ -71,16 +71,9 @@ func loadOrCreateAdminCertAt(o *Options, now time.Time) (*authn.ClientCert, []st
 // adminProblem says why the admin certificate at crtPath cannot be kept
 // ("" when it can).
 func adminProblem(crtPath, keyPath string, ca *x509.Certificate, now time.Time) string {
-	if !exists(crtPath) || !exists(keyPath) {
-		return "none yet"
-	}
-	pair, err := tls.LoadX509KeyPair(crtPath, keyPath)
-	if err != nil {
-		return err.Error()
-	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return err.Error()
+	leaf, why := loadLeaf(crtPath, keyPath)
+	if leaf == nil {
+		return why
 	}
 	if leaf.Subject.CommonName != AdminUser || !slices.Equal(leaf.Subject.Organization, adminGroups) {
 		return "it names " + leaf.Subject.String()

@@ -176,7 +176,13 @@ func (h *handler[O]) decodeError(data []byte, err error) error {
 		}
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, h.gvk.Kind, err))
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", h.gvk.Kind, err, summarize(data, 30)))
+	return UnrecognizedObject(h.gvk.Kind, data, err)
+}
+
+// UnrecognizedObject is kube-apiserver's 400 for a body of no known kind
+// that does not decode as a kind: it quotes the body's start.
+func UnrecognizedObject(kind string, data []byte, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(data, 30)))
 }
 
 // summarize quotes the start of data for an error message: as text when it

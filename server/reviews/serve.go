@@ -1,7 +1,6 @@
 package reviews
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+
+	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // kindHandler serves one review kind's collection: the create handler of
@@ -134,7 +135,7 @@ func (kh *kindHandler) decodeError(body []byte, gvk *schema.GroupVersionKind, er
 	if gvk != nil && gvk.Kind != "" {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, want, err))
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", want, err, summarize(body, 30)))
+	return endpoints.UnrecognizedObject(want, body, err)
 }
 
 // checkCreateOptions validates dryRun, fieldManager and fieldValidation
@@ -145,24 +146,6 @@ func checkCreateOptions(q url.Values) error {
 		return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("CreateOptions").GroupKind(), "", errs)
 	}
 	return nil
-}
-
-// summarize quotes the start of a body for an error message: as text when
-// it looks like a JSON object, in hex otherwise, as kube-apiserver does.
-func summarize(data []byte, n int) string {
-	switch {
-	case len(data) == 0:
-		return "<empty>"
-	case data[0] == '{':
-		if len(data) > n {
-			return string(data[:n]) + " ..."
-		}
-		return string(data)
-	case len(data) > n:
-		return hex.EncodeToString(data[:n]) + " ..."
-	default:
-		return hex.EncodeToString(data)
-	}
 }
 
 // writeObject writes obj in the media type the request accepts (JSON,
