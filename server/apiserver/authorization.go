@@ -121,7 +121,7 @@ func requestInfoResolver() request.RequestInfoResolver {
 func withAuthorization(authz authorizer.UnconditionalAuthorizer, next http.Handler) http.Handler {
 	guarded := filters.WithAuthorization(next, authz, statusCodecs)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isHealthCheck(r.URL.Path) {
+		if isOpenPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

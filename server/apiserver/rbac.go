@@ -23,6 +23,7 @@ var errRBACNotServed = errors.New("--authorization-mode=RBAC needs the rbac.auth
 type rbacAuthorizer interface {
 	ruleAuthorizer
 	HasSynced() bool
+	WaitForSync(ctx context.Context) error
 }
 
 // servesRBACKinds reports whether reg serves the four kinds RBAC reads.

@@ -258,6 +258,16 @@ func (s *Server) Run(ctx context.Context) error {
 		<-serveErr
 		return err
 	}
+	if rbacAuthz != nil {
+		// Ready, as /readyz, once RBAC has read every Role and binding;
+		// a shutdown meanwhile is not a failure.
+		if err := rbacAuthz.WaitForSync(ctx); err != nil && ctx.Err() == nil {
+			endRequests()
+			_ = srv.Close()
+			<-serveErr
+			return err
+		}
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	background.Add(1)
 	go func() { defer background.Done(); s.runControllers(requestsCtx) }()
