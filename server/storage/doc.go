@@ -15,4 +15,13 @@
 // gap. Continue tokens (continue.go) use kube-apiserver's format and are
 // shared with the cache. Compactor (compact.go) removes old history once
 // per interval across replicas.
+//
+// The transactions it sends are exactly kube-apiserver's, the subset of
+// etcd's API that kine and other etcd-API backends implement, and nothing
+// else (TestTxnContract fails on any other shape):
+//   - create: If(ModRevision(key) = 0) Then(Put);
+//   - update: If(ModRevision(key) = rev) Then(Put) Else(Get);
+//   - delete: If(ModRevision(key) = rev) Then(Delete) Else(Get);
+//   - compaction: If(Version(compact key) = version) Then(Put) Else(Get),
+//     then Compact, as kube-apiserver's compactor.
 package storage

@@ -127,7 +127,7 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		return zero, err
 	}
 	resp, err := s.kv.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
+		If(clientv3.Compare(clientv3.ModRevision(full), "=", 0)).
 		Then(clientv3.OpPut(full, string(data), putOpts...)).
 		Commit()
 	s.leaseGone(err, lease)
