@@ -16,5 +16,8 @@ export PATH=$kubectl_dir:$PATH APILOOM_CI=1
 echo "== go test ./... (HTTP/2: apiloom's own server)"
 "$GO" test -race -timeout 25m ./...
 
+echo "== go test ./test/kine/ (the storage and watch cache suites on kine over SQLite; a module of its own)"
+(cd test/kine && "$GO" test -race -timeout 10m ./...)
+
 echo "== go test ./test/e2e/ (HTTP/2: Go's server, --http2-server=go)"
 APILOOM_E2E_HTTP2_SERVER=go "$GO" test -race -timeout 15m ./test/e2e/

@@ -12,6 +12,7 @@ if [[ -n $unformatted ]]; then
 fi
 
 go vet ./...
+(cd test/kine && go vet ./...)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -24,4 +24,7 @@
 //   - delete: If(ModRevision(key) = rev) Then(Delete) Else(Get);
 //   - compaction: If(Version(compact key) = version) Then(Put) Else(Get),
 //     then Compact, as kube-apiserver's compactor.
+//
+// Reads are linearizable ranges (at a revision, with a limit), never
+// serializable. test/kine runs the conformance suite on kine over SQLite.
 package storage

@@ -18,8 +18,6 @@ type listPlan struct {
 	rev int64
 	// minRev is the lowest acceptable revision when rev is 0.
 	minRev int64
-	// serializable allows a read from a member without a quorum (RV "0").
-	serializable bool
 	// continued: the list resumes a continue token, so compaction is
 	// answered with a fresh token rather than a plain ErrExpired.
 	continued bool
@@ -35,8 +33,9 @@ var errRestartList = errors.New("storage: list revision compacted mid-list")
 // GetList implements Interface. The resourceVersion rules
 // (docs/architecture.md):
 //
-//   - RV "" reads the latest revision with a quorum; "0" the latest a member
-//     has (serializable).
+//   - RV "" and "0" read the latest revision with a quorum (etcd-API
+//     backends such as kine serve no serializable read, and kube-apiserver
+//     sends none; the watch cache answers "0" from memory).
 //   - RV N with NotOlderThan (or no match and no limit) reads the latest
 //     revision and fails with ErrTooLargeResourceVersion if that is below N.
 //     It never fails with ErrExpired.
@@ -122,7 +121,6 @@ func (s *Store[O]) planList(opts ListOptions) (listPlan, error) {
 	default:
 		return listPlan{}, &Error{Err: ErrInvalidResourceVersion, Detail: fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch)}
 	}
-	p.serializable = opts.ResourceVersion == "0" && p.rev == 0
 	return p, nil
 }
 
@@ -148,9 +146,6 @@ func (s *Store[O]) readList(ctx context.Context, p listPlan, opts ListOptions) (
 		}
 		if paging {
 			ops = append(ops, clientv3.WithLimit(chunk))
-		}
-		if p.serializable {
-			ops = append(ops, clientv3.WithSerializable())
 		}
 		resp, err := s.kv.Get(ctx, start, ops...)
 		if err != nil {

@@ -84,12 +84,9 @@ func (s *Store[O]) Get(ctx context.Context, key string, opts GetOptions) (O, err
 	if err != nil {
 		return zero, err
 	}
-	var ops []clientv3.OpOption
-	if opts.ResourceVersion == "0" {
-		// Any state will do, so a follower may answer without a quorum.
-		ops = append(ops, clientv3.WithSerializable())
-	}
-	resp, err := s.kv.Get(ctx, s.prefix+key, ops...)
+	// Always a linearizable read, even for resourceVersion "0", as
+	// kube-apiserver reads: etcd-API backends (kine) serve no other.
+	resp, err := s.kv.Get(ctx, s.prefix+key)
 	if err != nil {
 		return zero, etcdError("get", key, err)
 	}

@@ -30,6 +30,15 @@ type Config struct {
 	// etcd through client, which is enough for the etcd store; a cache
 	// whose history outlives etcd's must also drop its own.
 	Compact func(t *testing.T, client *clientv3.Client, store storage.Interface[*Widget], rev int64)
+
+	// Etcd returns a client of the etcd-API server the suite runs on, for
+	// all its tests; nil starts an embedded etcd. Another backend (kine)
+	// comes in here.
+	Etcd func(t *testing.T) *clientv3.Client
+
+	// Skip names the suite's tests not run, with why: what a backend is
+	// known to do otherwise (docs/backends.md).
+	Skip map[string]string
 }
 
 // testTimeout bounds each test, so a watch that never delivers fails the
@@ -42,7 +51,12 @@ func Run(t *testing.T, cfg Config) {
 	if cfg.NewStore == nil {
 		t.Fatal("storagetest: Config.NewStore is required")
 	}
-	root := etcdtest.Start(t)
+	var root *clientv3.Client
+	if cfg.Etcd != nil {
+		root = cfg.Etcd(t)
+	} else {
+		root = etcdtest.Start(t)
+	}
 	tests := []struct {
 		name string
 		fn   func(*testing.T, *env)
@@ -85,6 +99,9 @@ func Run(t *testing.T, cfg Config) {
 	var n atomic.Int64
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if why, ok := cfg.Skip[tc.name]; ok {
+				t.Skip(why)
+			}
 			tc.fn(t, newEnv(t, root, cfg, fmt.Sprintf("/t%d", n.Add(1))))
 		})
 	}
