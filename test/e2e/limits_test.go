@@ -157,9 +157,10 @@ func TestWatchOutlivesTheRequestTimeout(t *testing.T) {
 // are not held back.
 func TestMutatingRequestsBeyondTheLimit(t *testing.T) {
 	const timeout = 4 * time.Second // the queue wait is 1s
-	// Without leader election: its Lease renewals would take the one
-	// mutating seat's place in the queue.
-	ts, cs := startServer(t, testserver.WithElection(false), withOptions(func(o *apiserver.Options) {
+	// Without leader election and controllers: Lease renewals and the
+	// controllers' writes (the clusterrole-aggregation controller's at
+	// start) would take the one mutating seat's place in the queue.
+	ts, cs := startServer(t, testserver.WithElection(false), testserver.WithControllers(), withOptions(func(o *apiserver.Options) {
 		o.RequestTimeout = timeout
 		o.MaxMutatingRequestsInFlight = 1
 	}))
