@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ interop: ## curl (HTTP/2, HTTP/1.1), nghttp, h2load and Go's client against a re
 
 crd-conformance: ## a real kube-apiserver serving controller-gen's CRD of apis/crdconf answers the table test/crdconf/testdata/cases.yaml (recorded in golden.yaml), then apiloom is compared with it
 	GO=$(GO) hack/crd-conformance.sh
+
+test-postgres: ## the storage and watch cache suites on kine over a real PostgreSQL (installed from Debian when missing, run on a unix socket)
+	GO=$(GO) hack/test-postgres.sh
 
 test-rbac-peer: ## differential RBAC test: a real kube-apiserver (--authorization-mode=RBAC) and server/authz/rbac decide a generated matrix of roles, bindings and requests alike
 	GO=$(GO) hack/rbac-peer.sh

@@ -6,6 +6,7 @@ package kine
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,15 +20,20 @@ import (
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
-// startKine serves etcd's API from a SQLite database in t's directory
+// startKine serves etcd's API from a SQLite database in t's directory,
+// or from the database APILOOM_KINE_ENDPOINT names (make test-postgres),
 // until t ends, and returns a client of it.
 func startKine(t *testing.T) *clientv3.Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
+	db := os.Getenv("APILOOM_KINE_ENDPOINT")
+	if db == "" {
+		db = "sqlite://" + filepath.Join(dir, "state.db") + "?_journal=WAL&cache=shared&_busy_timeout=30000"
+	}
 	cfg, err := endpoint.Listen(ctx, endpoint.Config{
 		Listener: "unix://" + filepath.Join(dir, "kine.sock"),
-		Endpoint: "sqlite://" + filepath.Join(dir, "state.db") + "?_journal=WAL&cache=shared&_busy_timeout=30000",
+		Endpoint: db,
 		// kine's own command-line defaults.
 		NotifyInterval: 5 * time.Second, EmulatedETCDVersion: "3.6.11", CompactTimeout: 5 * time.Second,
 		CompactMinRetain: 0, CompactBatchSize: 1000, PollBatchSize: 500, PollInterval: time.Second,
