@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	generated "github.com/apiloom/apiloom/generated/apiserver"
+	"github.com/apiloom/apiloom/internal/testenv"
 )
 
 // TestNoCredentialInLogs is the log canary: a server at debug verbosity
@@ -115,7 +116,7 @@ func TestNoCredentialInLogs(t *testing.T) {
 		{"foreign certificate", foreignCfg, http.StatusUnauthorized},
 	} {
 		for _, path := range []string{"/api/v1/namespaces", "/api/v1/namespaces?watch=1&timeoutSeconds=1", "/apis/no.such/v1/things"} {
-			code := canaryGet(t, tc.cfg, path)
+			code, _ := testenv.Get(t, tc.cfg, path)
 			if path == "/api/v1/namespaces" && code != tc.code {
 				t.Errorf("%s: %s: %d, want %d", tc.name, path, code, tc.code)
 			}
@@ -169,23 +170,6 @@ func TestNoCredentialInLogs(t *testing.T) {
 			t.Errorf("the logs lack %q; is the canary looking at them?\n%s", want, logs)
 		}
 	}
-}
-
-func canaryGet(t *testing.T, cfg *rest.Config, path string) int {
-	t.Helper()
-	client, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", cfg.Host+path, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode
 }
 
 func fileHas(path, s string) bool {

@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"net/http/httptest"
 	"reflect"
 	"testing"
 	"time"
@@ -108,34 +107,6 @@ func BenchmarkHooks(b *testing.B) {
 		d.Schema = benchSchema(0)
 		d.Hooks = bc.hooks
 		h := NewResource(d, nil, WithHooks(cacheReaders{c}, 0)).(*handler[*widget])
-		now := time.Now()
-		r := httptest.NewRequest("POST", "/", nil)
-		r.Header.Set("Content-Type", mediaJSON)
-		b.Run("create/"+bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				in, err := h.decodeObject(r, createBody, writeOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := h.prepareCreate(b.Context(), in.obj, in.form, "bench", now); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		current := copyObject(obj)
-		rt := route{namespace: "bench", name: obj.Name}
-		b.Run("update/"+bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				in, err := h.decodeObject(r, updateBody, writeOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := h.prepareWrite(b.Context(), in.obj, copyObject(current), in.form, rt); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		benchWrites(b, h, bc.name, createBody, updateBody, obj)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/apiloom/apiloom/generated/apiserver"
 	gencrdconf "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
+	"github.com/apiloom/apiloom/internal/testenv"
 	apiloomserver "github.com/apiloom/apiloom/server/apiserver"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/registry"
@@ -146,34 +147,17 @@ func TestUnauthenticated(t *testing.T) {
 		{"other CA", &rest.Config{TLSClientConfig: rest.TLSClientConfig{CertData: strangerCert.CertData, KeyData: strangerCert.KeyData}}},
 	} {
 		tc.cfg.Host, tc.cfg.CAData = ts.Config.Host, ts.Config.CAData
-		code, body := get(t, tc.cfg, "/api/v1/namespaces")
+		code, body := testenv.Get(t, tc.cfg, "/api/v1/namespaces")
 		const want = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`
 		if code != http.StatusUnauthorized || !jsonEqual(body, want) {
 			t.Errorf("%s: %d %s, want 401 %s", tc.name, code, body, want)
 		}
 		for _, p := range []string{"/healthz", "/livez", "/readyz"} {
-			if code, body := get(t, tc.cfg, p); code != http.StatusOK {
+			if code, body := testenv.Get(t, tc.cfg, p); code != http.StatusOK {
 				t.Errorf("%s: %s: %d %s", tc.name, p, code, body)
 			}
 		}
 	}
-}
-
-func get(t *testing.T, cfg *rest.Config, path string) (int, string) {
-	t.Helper()
-	client, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", cfg.Host+path, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String()
 }
 
 func jsonEqual(a, b string) bool {
