@@ -175,6 +175,39 @@ type faultySource struct {
 	wake       func()
 	// gate, when set, holds GetList and Watch until it is closed.
 	gate chan struct{}
+	// progress decides what becomes of a progress request: nil passes it
+	// to etcd; a channel holds it until the channel is closed (a late
+	// notification), then passes it on; dropProgress drops it (a backend
+	// that never answers). progressRequests counts them all; progressAsked
+	// (buffered, when set) hears of each one that finds it empty.
+	progress         chan struct{}
+	progressAsked    chan struct{}
+	dropProgress     bool
+	progressRequests atomic.Int32
+}
+
+func (s *faultySource) RequestProgress(ctx context.Context) error {
+	s.progressRequests.Add(1)
+	s.mu.Lock()
+	held, drop, asked := s.progress, s.dropProgress, s.progressAsked
+	s.mu.Unlock()
+	if asked != nil {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+	}
+	if drop {
+		return nil
+	}
+	if held != nil {
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.Store.RequestProgress(ctx)
 }
 
 func (s *faultySource) wait(ctx context.Context) error {
