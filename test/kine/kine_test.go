@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -88,3 +89,11 @@ func TestCacheConformance(t *testing.T) {
 		},
 	})
 }
+
+// keyspace is the key prefix of t's objects: tests share one database
+// under make test-postgres, so each keeps to its own keys, as the suite's
+// tests do, and to its own run's, so that a database kept from an earlier
+// run (PG_KEEP) does not fail it.
+func keyspace(t *testing.T) string { return "/" + t.Name() + "-" + runID + storagetest.Prefix }
+
+var runID = strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -32,7 +32,7 @@ func (s *countingStore) GetList(ctx context.Context, opts storage.ListOptions) (
 func TestProgressOnIdleResource(t *testing.T) {
 	c := startKine(t)
 	def := storagetest.Definition()
-	src := &countingStore{Store: storage.New(c, storagetest.Prefix, def)}
+	src := &countingStore{Store: storage.New(c, keyspace(t), def)}
 	// A wait timeout far beyond any answer's latency, so that a fallback
 	// to the store can only mean no answer.
 	wc, err := cache.New(def, src, cache.WithWaitTimeout(time.Minute))

@@ -23,7 +23,7 @@ func TestRequestSizeLimits(t *testing.T) {
 	c := startKine(t)
 	ctx := t.Context()
 	def := storagetest.Definition()
-	s := storage.New(c, storagetest.Prefix, def)
+	s := storage.New(c, keyspace(t), def)
 
 	// The largest color the default limit lets through, near 1.5 MiB.
 	big := strings.Repeat("x", storage.DefaultMaxRequestBytes-2048)
@@ -54,7 +54,7 @@ func TestRequestSizeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lax.Close() })
-	ls := storage.New(lax, storagetest.Prefix, def, storage.WithMaxRequestBytes(16<<20))
+	ls := storage.New(lax, keyspace(t), def, storage.WithMaxRequestBytes(16<<20))
 	_, err = ls.Create(ctx, storage.Key("ns", "huge"), storagetest.NewWidget("ns", "huge", strings.Repeat("x", 3<<20)))
 	if !errors.Is(err, storage.ErrTooLarge) {
 		t.Errorf("create past kine's limit: %v, want ErrTooLarge", err)
