@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ crd-conformance: ## a real kube-apiserver serving controller-gen's CRD of apis/c
 
 test-postgres: ## the storage and watch cache suites on kine over a real PostgreSQL (installed from Debian when missing, run on a unix socket)
 	GO=$(GO) hack/test-postgres.sh
+
+test-mysql: ## the storage and watch cache suites on kine over a real MySQL (Debian's MariaDB, installed when missing, run on a unix socket)
+	GO=$(GO) hack/test-mysql.sh
 
 test-rbac-peer: ## differential RBAC test: a real kube-apiserver (--authorization-mode=RBAC) and server/authz/rbac decide a generated matrix of roles, bindings and requests alike
 	GO=$(GO) hack/rbac-peer.sh
