@@ -62,6 +62,11 @@ type writeLog struct {
 	// that failed, and the first acknowledged after restarted (when
 	// pg_start returned; zero before).
 	firstFail, firstOKAfter, restarted time.Time
+	// slowestFail is the longest a write took to fail.
+	slowestFail time.Duration
+	// below500 counts failures with a Status under 500: while the database
+	// is down nothing is the client's fault.
+	below500 int
 }
 
 // markRestarted notes that the database is back from now on.
@@ -101,6 +106,11 @@ func (l *writeLog) record(name string, seq int, err error, start time.Time) {
 			l.firstFail = start
 		}
 		l.statuses[describe(err)]++
+		l.slowestFail = max(l.slowestFail, time.Since(start))
+		var st apierrors.APIStatus
+		if errors.As(err, &st) && st.Status().Code < 500 {
+			l.below500++
+		}
 	}
 }
 

@@ -168,7 +168,7 @@ func testDatabaseRestart(t *testing.T, ts *testserver.TestServer, cs versioned.I
 	}
 	unavailable := log.firstOKAfter.Sub(log.firstFail)
 	recovered := log.firstOKAfter.Sub(restarted)
-	counts, statuses := log.counts, log.statuses
+	counts, statuses, slowestFail, below500 := log.counts, log.statuses, log.slowestFail, log.below500
 	log.mu.Unlock()
 
 	// The watchers converge to that list.
@@ -190,7 +190,7 @@ func testDatabaseRestart(t *testing.T, ts *testserver.TestServer, cs versioned.I
 			"database down %.1fs (pg_stop to pg_start returning); first acknowledged write %.2fs after pg_start returned",
 			mode, unavailable.Seconds(), restarted.Sub(stopped).Seconds(), recovered.Seconds()),
 		fmt.Sprintf("writes: %d acknowledged, %d lost, %d failed with a Status, %d unknown outcome (timeout, no answer, or cut off at the end); "+
-			"%d not acknowledged yet stored (allowed)", counts[acked], lost, counts[failed], counts[unknown], landed),
+			"%d not acknowledged yet stored (allowed); the slowest failure took %.2fs", counts[acked], lost, counts[failed], counts[unknown], landed, slowestFail.Seconds()),
 	}
 	for s, n := range statuses {
 		report = append(report, fmt.Sprintf("  %5d x %s", n, s))
@@ -203,6 +203,12 @@ func testDatabaseRestart(t *testing.T, ts *testserver.TestServer, cs versioned.I
 	)
 	for _, l := range report {
 		t.Log(l)
+	}
+	if slowestFail > requestTimeout+time.Second {
+		t.Errorf("a write took %v to fail, past the request timeout %v", slowestFail, requestTimeout)
+	}
+	if below500 != 0 {
+		t.Errorf("%d writes failed with a Status below 500 (see the list above)", below500)
 	}
 	if lost != 0 {
 		t.Errorf("%d acknowledged writes lost", lost)
