@@ -137,7 +137,11 @@ func (c *Compactor) step(ctx context.Context) (int64, error) {
 	if !resp.Succeeded {
 		// Another replica moved the clock; follow it.
 		c.version, c.rev = 0, seen
-		if kvs := elseKVs(resp); len(kvs) > 0 {
+		kvs, err := elseKVs("compaction txn", c.key, resp)
+		if err != nil {
+			return 0, err
+		}
+		if len(kvs) > 0 {
 			c.version = kvs[0].Version
 			if r, err := strconv.ParseInt(string(kvs[0].Value), 10, 64); err == nil {
 				c.noteCompacted(r)

@@ -66,10 +66,15 @@ func (s *Store[O]) DeleteCorrupt(ctx context.Context, key string, dryRun bool) e
 			return etcdError("delete", key, err)
 		}
 		if txn.Succeeded {
+			if _, err := committedRevision("delete", key, txn, kv.ModRevision); err != nil {
+				return err
+			}
 			s.cfg.log.Warn("storage: deleted an object whose stored value does not decode (unsafe delete)",
 				"key", full, "revision", kv.ModRevision, "deletionRevision", txn.Header.Revision)
 			return nil
 		}
-		kvs = elseKVs(txn)
+		if kvs, err = elseKVs("delete", key, txn); err != nil {
+			return err
+		}
 	}
 }

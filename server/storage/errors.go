@@ -47,6 +47,11 @@ var (
 	// this sentinel (the server's space guard returns such errors) keeps
 	// its text as the Error's Detail.
 	ErrInsufficientStorage = errors.New("storage: insufficient storage")
+	// ErrBadResponse: etcd (or an etcd-API backend) answered a request
+	// with a response etcd's API never gives, e.g. a failed transaction
+	// without its Else branch's result. Nothing is inferred from it; the
+	// Detail names the operation.
+	ErrBadResponse = errors.New("storage: response outside etcd's API contract")
 )
 
 // noSpaceDetail explains etcd's own NOSPACE error when nothing in front

@@ -232,6 +232,6 @@ func (s *Store[O]) listError(ctx context.Context, err error, p listPlan, rev int
 		}
 		return &Error{Err: ErrTooLargeResourceVersion, ResourceVersion: rev, CurrentRevision: cur}
 	default:
-		return etcdError("list", "", err)
+		return etcdError("list", start, err)
 	}
 }

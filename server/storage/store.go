@@ -138,7 +138,11 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 	if !resp.Succeeded {
 		return zero, &Error{Err: ErrExists, Key: key, CurrentRevision: resp.Header.Revision}
 	}
-	s.codec.stamp(out, resp.Header.Revision)
+	rev, err := committedRevision("create", key, resp, 0)
+	if err != nil {
+		return zero, err
+	}
+	s.codec.stamp(out, rev)
 	return out, nil
 }
 
@@ -148,7 +152,7 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 func (s *Store[O]) CurrentRevision(ctx context.Context) (int64, error) {
 	resp, err := s.kv.Get(ctx, s.prefix, clientv3.WithCountOnly())
 	if err != nil {
-		return 0, etcdError("get revision", "", err)
+		return 0, etcdError("get revision", s.prefix, err)
 	}
 	return resp.Header.Revision, nil
 }
@@ -196,7 +200,10 @@ func (s *Store[O]) checkSize(key, full string, data []byte) error {
 	return nil
 }
 
-// etcdError wraps an error from etcd with the operation and key. Lack of
+// etcdError wraps an error from etcd with the operation and key: the key
+// relative to the resource prefix for one object, the full key where a
+// range starts for lists and watches, so the message names the resource
+// (a backend's refusal reaches the client as a 500 quoting it). Lack of
 // space becomes an *Error with ErrInsufficientStorage, etcd's refusal of a
 // request as too large one with ErrTooLarge; errors with no storage
 // meaning (transport, timeout, cancellation) are only wrapped.

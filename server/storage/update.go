@@ -113,19 +113,17 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 			return zero, etcdError(verb, key, err)
 		}
 		if txn.Succeeded {
-			s.codec.stamp(result, txn.Header.Revision)
+			rev, err := committedRevision(verb, key, txn, kv.ModRevision)
+			if err != nil {
+				return zero, err
+			}
+			s.codec.stamp(result, rev)
 			return result, nil
 		}
-		kvs = elseKVs(txn)
+		if kvs, err = elseKVs(verb, key, txn); err != nil {
+			return zero, err
+		}
 	}
-}
-
-// elseKVs returns what the Else branch's single Get read.
-func elseKVs(txn *clientv3.TxnResponse) []*mvccpb.KeyValue {
-	if len(txn.Responses) == 0 {
-		return nil
-	}
-	return txn.Responses[0].GetResponseRange().GetKvs()
 }
 
 // checkPreconditions returns an *Error wrapping ErrPrecondition if obj does

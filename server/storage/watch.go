@@ -176,7 +176,7 @@ func (w *watcher[O]) produce(ctx context.Context) error {
 			if isCompacted(err) {
 				return &Error{Err: ErrExpired, ResourceVersion: lastRev, CurrentRevision: resp.CompactRevision}
 			}
-			return etcdError("watch", "", err)
+			return etcdError("watch", w.start, err)
 		}
 		if resp.IsProgressNotify() {
 			// A progress notification promises that every event up to its
@@ -218,7 +218,7 @@ func (w *watcher[O]) sync(ctx context.Context) error {
 			if isCompacted(err) {
 				return &Error{Err: ErrExpired, ResourceVersion: w.startRev}
 			}
-			return etcdError("list", "", err)
+			return etcdError("list", w.start, err)
 		}
 		for _, kv := range resp.Kvs {
 			key := w.s.relKey(kv.Key)
