@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,9 +50,11 @@ func testWatchFanOut(t *testing.T, opts ...testserver.Option) {
 	got := make([][]seenEvent, watchers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	watchCtx, stopWatching := context.WithCancel(ctx) // ends the watchers if the test fails early
+	defer stopWatching()
 	const events = 3 * objects
 	for i := range watchers {
-		w, err := dbs.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		w, err := dbs.Watch(watchCtx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 		if err != nil {
 			t.Fatalf("watch %d: %v", i, err)
 		}
@@ -68,6 +71,8 @@ func testWatchFanOut(t *testing.T, opts ...testserver.Option) {
 					}
 					got[i] = append(got[i], seenEvent{event: describe(ev), at: time.Now()})
 				case <-deadline:
+					return
+				case <-watchCtx.Done():
 					return
 				}
 			}

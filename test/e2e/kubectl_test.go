@@ -58,8 +58,8 @@ func (k *kubectlEnv) run(args ...string) string {
 }
 
 // startBinary starts bin/apiloom with only a data dir (a free port, the
-// suite's --http2-server, and the backend of etcdServersEnv) and waits for it to write its kubeconfig and
-// answer /readyz.
+// suite's --http2-server, and the backend of etcdServersEnv) and waits for
+// it to write its kubeconfig and answer /readyz.
 func startBinary(t *testing.T) *kubectlEnv {
 	t.Helper()
 	bin := apiloomBinary(t)
