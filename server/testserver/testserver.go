@@ -47,6 +47,15 @@ func WithEtcd(endpoints ...string) Option {
 	return func(o *apiserver.Options) { o.EtcdServers = endpoints }
 }
 
+// WithEtcdPrefix stores every object under prefix (--etcd-prefix, which
+// must start with "/") instead of "/registry": servers sharing one etcd
+// (or kine) under different prefixes see none of each other's objects,
+// namespaces or Leases. Compaction is not per prefix: a server that
+// compacts (WithCompactionInterval) compacts every prefix's history.
+func WithEtcdPrefix(prefix string) Option {
+	return func(o *apiserver.Options) { o.EtcdPrefix = prefix }
+}
+
 // WithHTTP2Server serves HTTP/2 with the named implementation,
 // apiserver.HTTP2ServerApiloom (the default) or apiserver.HTTP2ServerGo
 // (--http2-server).

@@ -57,16 +57,20 @@ func (k *kubectlEnv) run(args ...string) string {
 	return stdout.String()
 }
 
-// startBinary starts bin/apiloom with only a data dir (a free port, and the
-// suite's --http2-server) and waits for it to write its kubeconfig and
-// answer /readyz.
+// startBinary starts bin/apiloom with only a data dir (a free port, the
+// suite's --http2-server, and the backend of etcdServersEnv) and waits for
+// it to write its kubeconfig and answer /readyz.
 func startBinary(t *testing.T) *kubectlEnv {
 	t.Helper()
 	bin := apiloomBinary(t)
 	dataDir := t.TempDir()
 	// t.Context ends just before cleanups run; the server then gets SIGINT
 	// and the cleanup below waits for its graceful exit.
-	srv := exec.CommandContext(t.Context(), bin, "--data-dir", dataDir, "--secure-port", "0", "--http2-server", http2Server(t))
+	args := []string{"--data-dir", dataDir, "--secure-port", "0", "--http2-server", http2Server(t)}
+	if servers := externalEtcd(); servers != nil {
+		args = append(args, "--etcd-servers", strings.Join(servers, ","), "--etcd-prefix", etcdPrefix(t))
+	}
+	srv := exec.CommandContext(t.Context(), bin, args...)
 	var logs bytes.Buffer
 	srv.Stdout, srv.Stderr = &logs, &logs
 	srv.Cancel = func() error { return srv.Process.Signal(os.Interrupt) } // graceful shutdown

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"strings"
@@ -36,11 +37,58 @@ func http2Server(t *testing.T) string {
 	}
 }
 
+// etcdServersEnv names an external etcd (or kine) for the servers
+// startServer and startBinary start, as a comma-separated --etcd-servers
+// list; unset, each has its own embedded etcd. make test-postgres sets it
+// to a kine on PostgreSQL and runs the suite's core (hack/test-postgres.sh).
+// Each test's servers store their objects under a key prefix of their own
+// (etcdPrefix), so tests sharing one backend, in parallel or one after
+// another, in one run or several, never see each other's objects.
+const etcdServersEnv = "APILOOM_E2E_ETCD_SERVERS"
+
+// externalEtcd is the --etcd-servers list of etcdServersEnv, nil when unset.
+func externalEtcd() []string {
+	v := os.Getenv(etcdServersEnv)
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// runID tells this run's keys from those of earlier runs on the same
+// external backend.
+var runID = rand.Text()[:8]
+
+// etcdPrefix is the --etcd-prefix of t's servers on an external backend:
+// one per test and run, the same for every server the test starts (a
+// restart finds its objects again). It holds no "/" but the first, so no
+// test's prefix is a prefix of another's keys.
+func etcdPrefix(t *testing.T) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	return "/e2e-" + runID + "-" + name
+}
+
+// backendOptions puts a server on the external backend of etcdServersEnv,
+// under t's etcdPrefix; none without one (embedded etcd).
+func backendOptions(t *testing.T) []testserver.Option {
+	servers := externalEtcd()
+	if servers == nil {
+		return nil
+	}
+	return []testserver.Option{testserver.WithEtcd(servers...), testserver.WithEtcdPrefix(etcdPrefix(t))}
+}
+
 // startServer starts a server for the example group, serving HTTP/2 with
-// http2Server unless opts say otherwise, and returns a clientset for it.
+// http2Server and storing in the backend of etcdServersEnv unless opts say
+// otherwise, and returns a clientset for it.
 func startServer(t *testing.T, opts ...testserver.Option) (*testserver.TestServer, versioned.Interface) {
 	t.Helper()
-	opts = append([]testserver.Option{testserver.WithHTTP2Server(http2Server(t))}, opts...)
+	opts = append(append([]testserver.Option{testserver.WithHTTP2Server(http2Server(t))}, backendOptions(t)...), opts...)
 	ts := testserver.Start(t, apiserver.Install, opts...)
 	return ts, versioned.NewForConfigOrDie(ts.Config)
 }

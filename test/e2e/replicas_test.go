@@ -2,23 +2,30 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/testserver"
 )
 
-// TestReplicasShareOneEtcd runs two servers on one external etcd: a write
-// through one is read back consistently and watched through the other.
+// TestReplicasShareOneEtcd runs two servers on one external etcd (the
+// suite's, etcdServersEnv, when set; its own otherwise): a write through
+// one is read back consistently and watched through the other.
 func TestReplicasShareOneEtcd(t *testing.T) {
-	etcd := etcdtest.StartServer(t)
-	endpoint := "http://" + etcd.Clients[0].Addr().String()
-	ta, a := startServer(t, testserver.WithEtcd(endpoint))
-	_, b := startServer(t, testserver.WithEtcd(endpoint))
+	var shared []testserver.Option // startServer's backendOptions, with the same prefix for both
+	if externalEtcd() == nil {
+		etcd := etcdtest.StartServer(t)
+		shared = append(shared, testserver.WithEtcd("http://"+etcd.Clients[0].Addr().String()))
+	}
+	ta, a := startServer(t, shared...)
+	_, b := startServer(t, shared...)
 	ta.CreateNamespaces(t, "shop")
 	ctx := t.Context()
 
@@ -67,4 +74,63 @@ func atoi(t *testing.T, s string) int64 {
 		t.Fatalf("resourceVersion %q: %v", s, err)
 	}
 	return n
+}
+
+// TestPrefixesKeepServersApart runs two servers on one etcd under
+// different --etcd-prefix values, as the suite does on a shared backend:
+// neither sees the other's objects, namespaces or controllers' Lease, and
+// each has its own system namespaces.
+func TestPrefixesKeepServersApart(t *testing.T) {
+	var shared []testserver.Option
+	if externalEtcd() == nil {
+		etcd := etcdtest.StartServer(t)
+		shared = append(shared, testserver.WithEtcd("http://"+etcd.Clients[0].Addr().String()))
+	}
+	prefix := etcdPrefix(t)
+	ta, a := startServer(t, append(shared, testserver.WithEtcdPrefix(prefix+"-a"))...)
+	tb, b := startServer(t, append(shared, testserver.WithEtcdPrefix(prefix+"-b"))...)
+	ta.CreateNamespaces(t, "shop")
+	ctx := t.Context()
+	if _, err := a.ExampleV1().Databases("shop").Create(ctx, newDatabase("orders"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ExampleV1().Databases("shop").Get(ctx, "orders", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("server b reads server a's object: %v", err)
+	}
+	if l, err := b.ExampleV1().Databases("").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("server b lists %v: %v", l, err)
+	}
+	holders := map[string]bool{}
+	for name, ts := range map[string]*testserver.TestServer{"a": ta, "b": tb} {
+		client := kubernetes.NewForConfigOrDie(ts.Config)
+		// Each server leads its own controllers: one Lease per prefix.
+		eventually(t, "server "+name+" to hold its controllers' Lease", func(ctx context.Context) (bool, error) {
+			l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "apiloom-controllers", metav1.GetOptions{})
+			if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+				return false, err
+			}
+			holders[*l.Spec.HolderIdentity] = true
+			return true, nil
+		})
+		core := client.CoreV1()
+		nss, err := core.Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, ns := range nss.Items {
+			names = append(names, ns.Name)
+		}
+		want := []string{"default", "kube-public", "kube-system"}
+		if name == "a" {
+			want = append(want, "shop")
+		}
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("server %s lists the namespaces %q, want %q", name, names, want)
+		}
+	}
+	if len(holders) != 2 {
+		t.Errorf("the two servers' Leases name the holders %v, want two", holders)
+	}
 }
