@@ -16,10 +16,18 @@
 #                                # the load as a user that RBAC authorizes (a ClusterRole for what
 #                                # the load does, among RBAC_FILLER other Roles and bindings)
 #                                # against the same user with --authorization-mode=AlwaysAllow
+#   TARGETS="apiloom apiloom-kine-sqlite apiloom-kine-postgres" SCENARIOS="list fanout" LIST_CREATORS=32 hack/load.sh
+#                                # embedded etcd against kine (bin/kine, hack/build-kine.sh) over
+#                                # SQLite and over PostgreSQL (hack/lib/postgres.sh): apiloom
+#                                # --etcd-servers at a kine on a free loopback port, with kine's
+#                                # defaults; the CPU figures are apiloom's, kine's and postgres's
+#                                # (postmaster and its backends), each
 #
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
-# IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_COMPRESSION (false: no gzip, which
-# kube-apiserver otherwise spends CPU on for large lists) SCENARIOS; results and logs go to
+# IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_CREATORS (concurrent creates and patches of the list
+# scenario) LIST_PAGE_SIZE (limit of the paged LIST) LIST_COMPRESSION (false: no gzip, which
+# kube-apiserver otherwise spends CPU on for large lists) SCENARIOS APILOOM_FLAGS (added to
+# every apiloom target's flags, e.g. --watch-cache=false); results and logs go to
 # OUT (default: a new temporary directory, printed at the end).
 # The kube-apiserver peer is ../shared/peers/kube-apiserver.sh (PEER_SCRIPT);
 # its first build takes about 6 minutes.
@@ -30,6 +38,7 @@ root=$(pwd)
 : "${FANOUT_WATCHERS:=1000}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
+: "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}"
 : "${SCENARIOS:=baseline fanout idle list}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
@@ -81,12 +90,23 @@ GO
   apiloom_bin=$OUT/apiloom-pprof
 fi
 
-started=()   # "apiloom PID" or "peer DIR", for cleanup
+if [[ " $TARGETS " == *" apiloom-kine-"* ]]; then
+  echo "building bin/kine"
+  kine_bin=$(hack/build-kine.sh | tail -1)
+  # shellcheck source=lib/postgres.sh
+  source hack/lib/postgres.sh
+fi
+
+started=()   # "apiloom PID", "kine PID", "postgres" or "peer DIR", for cleanup
 cleanup() {
-  for s in "${started[@]}"; do
-    set -- $s
+  local i
+  # Last started first: apiloom before the kine it uses, kine before its
+  # database.
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+    set -- ${started[i]}
     case $1 in
-      apiloom) kill "$2" 2>/dev/null && wait "$2" 2>/dev/null || true ;;
+      apiloom | kine) kill "$2" 2>/dev/null && wait "$2" 2>/dev/null || true ;;
+      postgres) pg_teardown; PG_DIR= ;;
       peer)
         "$PEER_SCRIPT" stop "$2" || true
         # stop only signals; wait so that the next run finds its ports free
@@ -102,7 +122,7 @@ trap cleanup EXIT
 
 load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
   --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
-  --list-compression="$LIST_COMPRESSION")
+  --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --list-compression="$LIST_COMPRESSION")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
@@ -112,8 +132,9 @@ start_apiloom_bin() {
   local bin=$1 name=$2; shift 2
   local dir=$OUT/$name
   rm -rf "$dir"; mkdir -p "$dir"
+  # shellcheck disable=SC2086 # APILOOM_FLAGS is a word list
   APILOOM_PPROF_ADDR=$([[ $PROFILE == 1 ]] && echo "127.0.0.1:$PPROF_PORT") \
-    "$bin" --data-dir "$dir" --secure-port 0 "$@" >"$dir/server.log" 2>&1 &
+    "$bin" --data-dir "$dir" --secure-port 0 "$@" ${APILOOM_FLAGS:-} >"$dir/server.log" 2>&1 &
   local pid=$!
   started+=("apiloom $pid")
   for _ in $(seq 300); do
@@ -122,7 +143,7 @@ start_apiloom_bin() {
     sleep 0.1
   done
   [[ -s $dir/kubeconfig ]] || { echo "$name: no kubeconfig after 30s"; return 1; }
-  kubeconfig=$dir/kubeconfig pids=(--pid "$pid")
+  kubeconfig=$dir/kubeconfig pids=(--pid "$pid") pid_names=apiloom
   target_flags=()
   [[ $PROFILE == 1 ]] && target_flags=(--profile "http://127.0.0.1:$PPROF_PORT/debug/pprof/profile" --profile-out "$OUT/$name.cpu.pprof")
   return 0
@@ -197,12 +218,45 @@ free_port() {
   return 1
 }
 
+# start_kine NAME DB: starts bin/kine on a free loopback port, over SQLite
+# (kine's default database, ./db/state.db in its own directory, with kine's
+# default SQLite parameters) or PostgreSQL (a scratch one from
+# hack/lib/postgres.sh), then apiloom NAME with --etcd-servers at it. Every
+# kine setting is kine's default but --metrics-bind-address 0: its metrics
+# listener would take :8080 on every interface.
+start_kine() {
+  local name=$1 db=$2 dir=$OUT/$1.kine port args
+  rm -rf "$dir"; mkdir -p "$dir"
+  port=$(free_port) || { echo "$name: no free port"; return 1; }
+  args=(--listen-address "127.0.0.1:$port" --metrics-bind-address 0)
+  if [[ $db == postgres ]]; then
+    started+=("postgres")
+    pg_setup >"$dir/postgres-setup.log" 2>&1 || { echo "$name: postgres did not start"; cat "$dir/postgres-setup.log"; return 1; }
+    args+=(--endpoint "$PG_ENDPOINT")
+  fi
+  (cd "$dir" && exec "$kine_bin" "${args[@]}") >"$dir/kine.log" 2>&1 &
+  local kpid=$!
+  started+=("kine $kpid")
+  for _ in $(seq 300); do
+    ss -ltn | awk '{print $4}' | grep -qx "127.0.0.1:$port" && break
+    kill -0 "$kpid" 2>/dev/null || { echo "$name: kine exited:"; tail -20 "$dir/kine.log"; return 1; }
+    sleep 0.1
+  done
+  ss -ltn | awk '{print $4}' | grep -qx "127.0.0.1:$port" || { echo "$name: kine not listening after 30s"; return 1; }
+  start_apiloom "$name" --etcd-servers "http://127.0.0.1:$port" || return 1
+  pids+=(--pid "$kpid") pid_names+=,kine
+  if [[ $db == postgres ]]; then
+    # The postmaster and the backend it forks for each of kine's connections.
+    pids+=(--pid-tree "$(head -1 "$PG_DIR/data/postmaster.pid")") pid_names+=,postgres
+  fi
+}
+
 start_peer() {
   local dir=$OUT/kube-apiserver port=${PEER_PORT:-$(free_port)}
   echo "starting kube-apiserver on 127.0.0.1:$port (first build takes ~6 minutes)"
   started+=("peer $dir")
   kubeconfig=$("$PEER_SCRIPT" start "$dir" "$port" | tail -1) || { echo "kube-apiserver did not start; see $dir/*.log"; return 1; }
-  pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")")
+  pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")") pid_names=kube-apiserver,etcd
   target_flags=(--group bench.example.com --version v1 --resource widgets --kind Widget
     --payload-field spec.payload --spec '{}')
   [[ $PROFILE == 1 ]] && target_flags+=(--profile server --profile-out "$OUT/kube-apiserver.cpu.pprof")
@@ -220,6 +274,8 @@ for target in $TARGETS; do
     apiloom-gohttp2) start=(start_apiloom apiloom-gohttp2 --http2-server=go) ;;
     apiloom-rbac) start=(eval 'start_apiloom apiloom-rbac --authorization-mode=RBAC && as_load_user apiloom-rbac') ;;
     apiloom-alwaysallow) start=(eval 'start_apiloom apiloom-alwaysallow --authorization-mode=AlwaysAllow && as_load_user apiloom-alwaysallow') ;;
+    apiloom-kine-sqlite) start=(start_kine apiloom-kine-sqlite sqlite) ;;
+    apiloom-kine-postgres) start=(start_kine apiloom-kine-postgres postgres) ;;
     kube-apiserver) start=(start_peer) ;;
     *) echo "unknown target $target"; exit 2 ;;
   esac
@@ -229,7 +285,7 @@ for target in $TARGETS; do
   # shellcheck disable=SC2086 # SCENARIOS is a word list
   self_profile=()
   [[ $PROFILE == 1 ]] && self_profile=(--self-cpuprofile "$OUT/$target.load.cpu.pprof")
-  if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
+  if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --pid-names "$pid_names" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
     "${load_flags[@]}" "${target_flags[@]}" $SCENARIOS 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
   [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
   cleanup

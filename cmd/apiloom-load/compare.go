@@ -111,6 +111,14 @@ var comparisonMetrics = []metric{
 	listMetric("list updates/s", "%.0f", func(l *listResult) float64 { return l.UpdateRate }),
 	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
 	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
+	listMetric("list paged median ms (whole traversal)", "%.1f", func(l *listResult) float64 { return msOf(l.Paged.Median) }),
+	listMetric("list paged pages", "%.0f", func(l *listResult) float64 { return float64(l.Pages) }),
+	listMetric("list create server CPU µs/create", "%.0f", func(l *listResult) float64 {
+		if l.Created == 0 {
+			return 0
+		}
+		return usOf(l.CreateCPU.Total) / float64(l.Created)
+	}),
 	stalledMetric("stalled watchers opened", "%.0f", func(s *stalledResult) float64 { return float64(s.Opened) }),
 	stalledMetric("stalled RSS growth MiB (peak)", "%.1f", func(s *stalledResult) float64 { return float64(s.RSSPeakKiB-s.RSSBeforeKiB) / 1024 }),
 	stalledMetric("stalled RSS KiB/watcher (peak)", "%.1f", func(s *stalledResult) float64 { return s.RSSPerWatcherKiB }),

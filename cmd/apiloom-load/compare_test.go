@@ -55,6 +55,32 @@ func TestCompareRatios(t *testing.T) {
 	}
 }
 
+// TestComparePagedList: the paged traversal, and the create CPU per
+// object, are rows of the table with their ratios.
+func TestComparePagedList(t *testing.T) {
+	dir := t.TempDir()
+	a := &result{Label: "etcd", List: &listResult{Created: 100, CreateCPU: cpuSpan{Total: 200 * time.Millisecond},
+		Paged: listTimes{Median: 40 * time.Millisecond}, Pages: 20}}
+	b := &result{Label: "kine", List: &listResult{Created: 100, CreateCPU: cpuSpan{Total: time.Second},
+		Paged: listTimes{Median: 100 * time.Millisecond}, Pages: 20}}
+	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := a.write(pa); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.write(pb); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runCompare(&out, []string{pa, pb}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"list paged median ms (whole traversal)", "40.0", "100.0", "2.50", "list create server CPU µs/create", "2000", "10000", "5.00"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+}
+
 func TestParseMetrics(t *testing.T) {
 	text := `# HELP go_goroutines Number of goroutines.
 # TYPE go_goroutines gauge

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/procfs"
 )
 
 // config is everything a run needs; flags fill it and validate checks it
@@ -14,9 +16,14 @@ import (
 type config struct {
 	Kubeconfig string
 	PIDs       []int
-	Label      string
-	Out        string
-	Timeout    time.Duration
+	// PIDTrees are processes measured with all their descendants (a
+	// database that forks a backend per connection); PIDNames name the
+	// --pid then the --pid-tree processes in the results.
+	PIDTrees []int
+	PIDNames []string
+	Label    string
+	Out      string
+	Timeout  time.Duration
 
 	// The resource under load; namespaced.
 	Group, Version, Resource, Kind, Namespace string
@@ -44,6 +51,7 @@ type config struct {
 	ListObjects     int
 	ListRepeats     int
 	ListCreators    int
+	ListPageSize    int
 	ListCompression bool
 
 	BaselineTime time.Duration
@@ -76,7 +84,7 @@ func defaultConfig() config {
 		StreamsPerConn: 900, OpenConcurrency: 100,
 		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
-		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListCompression: true,
+		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true,
 		BaselineTime:    500 * time.Millisecond,
 		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
 		RapidResetDuration: 20 * time.Second, RapidResetWarmup: 5 * time.Second,
@@ -87,6 +95,8 @@ func defaultConfig() config {
 func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig of the server under load (its server must be a loopback address)")
 	fs.IntSliceVar(&c.PIDs, "pid", c.PIDs, "server process(es) to read CPU and RSS from /proc; repeat for a server with a separate etcd (figures are summed)")
+	fs.IntSliceVar(&c.PIDTrees, "pid-tree", c.PIDTrees, "like --pid, but the process together with all its descendants (e.g. a PostgreSQL postmaster and its backends)")
+	fs.StringSliceVar(&c.PIDNames, "pid-names", c.PIDNames, "names of the --pid then the --pid-tree processes, for the per-process CPU figures")
 	fs.StringVar(&c.Label, "label", c.Label, "name of this target in the results")
 	fs.StringVar(&c.Out, "out", c.Out, "write the results as JSON to this file")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "bound on the whole run")
@@ -109,7 +119,8 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.IdleHold, "idle-hold", c.IdleHold, "idle: how long to hold the watchers open before checking them")
 	fs.IntVar(&c.ListObjects, "list-objects", c.ListObjects, "list: objects to create")
 	fs.IntVar(&c.ListRepeats, "list-repeats", c.ListRepeats, "list: LISTs of each kind")
-	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates")
+	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates (and patches): the create-throughput figure's workers")
+	fs.IntVar(&c.ListPageSize, "list-page-size", c.ListPageSize, "list: limit of each page of the paged LIST (client-go's pager and kubectl use 500)")
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
 	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
@@ -154,12 +165,27 @@ func (c *config) validate() error {
 	check(c.FanoutObjects >= 1 && c.FanoutObjects <= 1000, "--fanout-objects must be in [1, 1000]")
 	check(c.ListObjects >= 1 && c.ListObjects <= maxObjects, "--list-objects must be in [1, %d]", maxObjects)
 	check(c.ListRepeats >= 1 && c.ListRepeats <= 100, "--list-repeats must be in [1, 100]")
+	check(len(c.PIDNames) == 0 || len(c.PIDNames) == len(c.PIDs)+len(c.PIDTrees), "--pid-names must name every --pid and --pid-tree process")
+	check(c.ListPageSize >= 1 && c.ListPageSize <= 100000, "--list-page-size must be in [1, 100000]")
 	check(c.ListCreators >= 1 && c.ListCreators <= 64, "--list-creators must be in [1, 64]")
 	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// processes is what the sampler measures: the --pid processes, then the
+// --pid-tree ones.
+func (c *config) processes() procfs.Group {
+	var g procfs.Group
+	for _, p := range c.PIDs {
+		g = append(g, procfs.Member{PID: p})
+	}
+	for _, p := range c.PIDTrees {
+		g = append(g, procfs.Member{PID: p, Tree: true})
+	}
+	return g
 }
 
 // fanoutWrites is the number of updates the fanout writer makes.

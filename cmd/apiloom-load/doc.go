@@ -15,8 +15,10 @@
 //     out-of-order event (a correct server has none).
 //   - idle: N watchers that receive nothing; server RSS per watcher, and
 //     whether all N are still open afterwards.
-//   - list: K objects of ~1 KiB, then LIST with resourceVersion=0 and a
-//     consistent LIST, median time of each.
+//   - list: K objects of ~1 KiB created and then patched by C concurrent
+//     clients (rate and server CPU of each), then LIST with
+//     resourceVersion=0, a consistent LIST, and a paged traversal (limit
+//     500, every continue token), median time and server CPU of each.
 //   - stalled: N watchers from resourceVersion=0, over HTTP/1.1 (a TLS
 //     connection each) or HTTP/2, that never read while objects change;
 //     server RSS and heap, and how many the server ended.
@@ -32,5 +34,7 @@
 // and HTTP/2 set-up), spread over ceil(N/streams-per-conn) connections
 // because servers cap concurrent streams per connection (apiloom and
 // kube-apiserver at 1000). Writes go through client-go's dynamic client.
-// Server CPU and memory come from /proc/PID for the --pid processes.
+// Server CPU and memory come from /proc/PID for the --pid processes, and
+// for the --pid-tree ones with all their descendants (a database's
+// backends), each reported apart as well as summed.
 package main

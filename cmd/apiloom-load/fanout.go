@@ -103,7 +103,7 @@ func runFanout(ctx context.Context, c *config, t *target, objs *objectFactory, s
 	res.Window = after.At.Sub(before.At)
 	res.LoadGenCPU = after.SelfCPU - before.SelfCPU
 	res.ProcError = after.ProcErr
-	if after.ProcErr == "" && before.ProcErr == "" && len(c.PIDs) > 0 {
+	if after.ProcErr == "" && before.ProcErr == "" && len(c.processes()) > 0 {
 		res.ServerCPU = after.CPU - before.CPU
 		for i := range after.PerProcessCPU {
 			res.ServerCPUPerProcess = append(res.ServerCPUPerProcess, after.PerProcessCPU[i]-before.PerProcessCPU[i])

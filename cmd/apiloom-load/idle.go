@@ -82,7 +82,7 @@ func runIdle(ctx context.Context, c *config, t *target, objs *objectFactory, s *
 	res.Errors = f.errs.list()
 
 	res.ProcError = after.ProcErr
-	if before.ProcErr == "" && after.ProcErr == "" && len(c.PIDs) > 0 {
+	if before.ProcErr == "" && after.ProcErr == "" && len(c.processes()) > 0 {
 		res.RSSBeforeKiB, res.RSSAfterKiB = before.RSSKiB, after.RSSKiB
 		res.RSSPerWatcherKiB = float64(after.RSSKiB-before.RSSKiB) / float64(c.IdleWatchers)
 		res.IdleCPU = after.CPU - held.CPU

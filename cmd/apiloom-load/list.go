@@ -27,7 +27,7 @@ type listResult struct {
 	UpdateTime  time.Duration `json:"updateTime"`
 	UpdateRate  float64       `json:"updateRate"`
 	UpdateError string        `json:"updateError,omitempty"`
-	// Items is how many objects a LIST returned (the namespace may hold
+	// Items is how many objects a consistent LIST returned (the namespace may hold
 	// the other scenarios' objects too); Bytes is the body's size after
 	// any decompression; Compressed says whether it came gzipped.
 	Items      int  `json:"items"`
@@ -36,22 +36,39 @@ type listResult struct {
 	// RV0 and Consistent are the LIST times, resourceVersion=0 and unset.
 	RV0        listTimes `json:"rv0"`
 	Consistent listTimes `json:"consistent"`
+	// Paged is the time of a whole paged traversal: a consistent LIST
+	// with limit=PageSize, then each continue token until none is left,
+	// as client-go's pager and kubectl get do; Pages and PagedItems are
+	// what one traversal saw.
+	Paged      listTimes `json:"paged"`
+	PageSize   int       `json:"pageSize"`
+	Pages      int       `json:"pages"`
+	PagedItems int       `json:"pagedItems"`
+	// CreateCPU and UpdateCPU are the measured processes' CPU during the
+	// creates and the patches.
+	CreateCPU cpuSpan `json:"createCPU"`
+	UpdateCPU cpuSpan `json:"updateCPU"`
 }
 
 type listTimes struct {
 	Median time.Duration   `json:"median"`
 	All    []time.Duration `json:"all"`
+	// CPU is the measured processes' CPU over all these LISTs.
+	CPU cpuSpan `json:"cpu"`
 }
 
-// runList creates the objects (skipping those that exist) and times
-// whole LISTs, without pagination, as an informer's fallback list and
-// kubectl's RV=0 reads do.
-func runList(ctx context.Context, c *config, t *target, objs *objectFactory, logf logFunc) (*listResult, error) {
-	res := &listResult{Objects: c.ListObjects}
+// runList creates the objects (skipping those that exist), patches each,
+// and times whole LISTs without pagination, as an informer's fallback list
+// and kubectl's RV=0 reads do, and paged traversals, as client-go's pager
+// does, in turn.
+func runList(ctx context.Context, c *config, t *target, objs *objectFactory, s *sampler, logf logFunc) (*listResult, error) {
+	res := &listResult{Objects: c.ListObjects, PageSize: c.ListPageSize}
 	logf("list: creating %d objects with %d creators", c.ListObjects, c.ListCreators)
+	before := s.sample(ctx)
 	start := time.Now()
 	created, err := createMissing(ctx, t, objs, "load-list", c.ListObjects, c.ListCreators)
 	res.CreateTime = time.Since(start)
+	res.CreateCPU, _ = cpuBetween(before, s.sample(ctx))
 	res.Created = created
 	res.CreateRate = float64(res.Created) / res.CreateTime.Seconds()
 	if err != nil && ctx.Err() == nil {
@@ -61,9 +78,11 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, log
 		return nil, err
 	}
 	logf("list: created %d in %v; updating each once", res.Created, res.CreateTime.Round(time.Millisecond))
+	before = s.sample(ctx)
 	start = time.Now()
 	updated, err := patchAll(ctx, t, objs, "load-list", c.ListObjects, c.ListCreators)
 	res.UpdateTime = time.Since(start)
+	res.UpdateCPU, _ = cpuBetween(before, s.sample(ctx))
 	res.Updated = updated
 	res.UpdateRate = float64(res.Updated) / res.UpdateTime.Seconds()
 	if err != nil && ctx.Err() == nil {
@@ -74,30 +93,52 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, log
 	}
 	logf("list: updated %d in %v; timing LISTs", res.Updated, res.UpdateTime.Round(time.Millisecond))
 
-	for i := range c.ListRepeats * 2 {
-		rv0 := i%2 == 0
-		d, body, compressed, err := timeList(ctx, t, rv0, c.ListCompression)
-		if err != nil {
-			return nil, err
-		}
-		if rv0 {
-			res.RV0.All = append(res.RV0.All, d)
-		} else {
-			res.Consistent.All = append(res.Consistent.All, d)
-		}
-		if i == 0 {
-			var l struct {
-				Items []struct{} `json:"items"`
+	for i := range c.ListRepeats * 3 {
+		before := s.sample(ctx)
+		var times *listTimes
+		switch i % 3 {
+		case 0, 1:
+			rv0 := i%3 == 0
+			times = &res.Consistent
+			if rv0 {
+				times = &res.RV0
 			}
-			if err := jsonAPI.Unmarshal(body, &l); err != nil {
-				return nil, fmt.Errorf("decode list: %w", err)
+			d, body, compressed, err := timeList(ctx, t, rv0, c.ListCompression)
+			if err != nil {
+				return nil, err
 			}
-			res.Items, res.Compressed = len(l.Items), compressed
+			times.All = append(times.All, d)
+			// Items from a consistent LIST: one with resourceVersion=0
+			// may be a little behind the last patch.
+			if i == 1 {
+				var l struct {
+					Items []struct{} `json:"items"`
+				}
+				if err := jsonAPI.Unmarshal(body, &l); err != nil {
+					return nil, fmt.Errorf("decode list: %w", err)
+				}
+				res.Items, res.Compressed = len(l.Items), compressed
+			}
+			res.Bytes = len(body)
+		case 2:
+			times = &res.Paged
+			p, err := timePagedList(ctx, t, c.ListPageSize, c.ListCompression)
+			if err != nil {
+				return nil, err
+			}
+			times.All = append(times.All, p.took)
+			res.Pages, res.PagedItems = p.pages, p.items
 		}
-		res.Bytes = len(body)
+		if span, ok := cpuBetween(before, s.sample(ctx)); ok {
+			times.CPU.add(span)
+		}
 	}
-	res.RV0.Median = accounting.Median(append([]time.Duration(nil), res.RV0.All...))
-	res.Consistent.Median = accounting.Median(append([]time.Duration(nil), res.Consistent.All...))
+	if res.PagedItems != res.Items {
+		return nil, fmt.Errorf("paged LIST returned %d items in %d pages, the whole LIST %d", res.PagedItems, res.Pages, res.Items)
+	}
+	for _, times := range []*listTimes{&res.RV0, &res.Consistent, &res.Paged} {
+		times.Median = accounting.Median(append([]time.Duration(nil), times.All...))
+	}
 	return res, nil
 }
 

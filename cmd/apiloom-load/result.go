@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -12,16 +13,19 @@ import (
 // result is one run against one target, as written to --out and read by
 // compare.
 type result struct {
-	Label    string          `json:"label"`
-	Server   string          `json:"server"`
-	Resource string          `json:"resource"`
-	PIDs     []int           `json:"pids,omitempty"`
-	Started  time.Time       `json:"started"`
-	Fanout   *fanoutResult   `json:"fanout,omitempty"`
-	Idle     *idleResult     `json:"idle,omitempty"`
-	List     *listResult     `json:"list,omitempty"`
-	Baseline *baselineResult `json:"baseline,omitempty"`
-	Stalled  *stalledResult  `json:"stalled,omitempty"`
+	Label    string `json:"label"`
+	Server   string `json:"server"`
+	Resource string `json:"resource"`
+	PIDs     []int  `json:"pids,omitempty"`
+	PIDTrees []int  `json:"pidTrees,omitempty"`
+	// ProcessNames name the entries of every per-process CPU figure.
+	ProcessNames []string        `json:"processNames,omitempty"`
+	Started      time.Time       `json:"started"`
+	Fanout       *fanoutResult   `json:"fanout,omitempty"`
+	Idle         *idleResult     `json:"idle,omitempty"`
+	List         *listResult     `json:"list,omitempty"`
+	Baseline     *baselineResult `json:"baseline,omitempty"`
+	Stalled      *stalledResult  `json:"stalled,omitempty"`
 	// RapidReset is the rapid-reset attack scenario.
 	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
 	// Failures names scenarios that could not run, with why.
@@ -87,7 +91,7 @@ func (r *result) print(w io.Writer) {
 		row("  events", "%d delivered of %d expected; missing %d, duplicates %d, out of order %d, unexpected %d; dropped watchers %d",
 			e.Delivered, e.Expected, e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected, f.Dropped)
 		row("  write→all", "p50 %s  p99 %s  max %s  (%d writes complete)", ms(e.AllReceived.P50), ms(e.AllReceived.P99), ms(e.AllReceived.Max), e.AllReceived.Count)
-		row("  cpu", "server %.2fs over %v = %s per delivered event; load generator %.2fs", f.ServerCPU.Seconds(), f.Window.Round(time.Millisecond), us(f.CPUPerEvent), f.LoadGenCPU.Seconds())
+		row("  cpu", "server %s over %v = %s per delivered event; load generator %.2fs", cpuString(cpuSpan{f.ServerCPU, f.ServerCPUPerProcess}), f.Window.Round(time.Millisecond), us(f.CPUPerEvent), f.LoadGenCPU.Seconds())
 		if r.Baseline != nil && r.Baseline.LoopbackWrite > 0 && f.CPUPerEvent > 0 {
 			row("  vs baseline", "%.1f× a loopback write, %.1f× a TLS write", ratio(f.CPUPerEvent, r.Baseline.LoopbackWrite), ratio(f.CPUPerEvent, r.Baseline.TLSWrite))
 		}
@@ -105,7 +109,9 @@ func (r *result) print(w io.Writer) {
 		row("list", "%d objects (%d created at %.0f/s), LIST returns %d items, %d KiB%s",
 			l.Objects, l.Created, l.CreateRate, l.Items, l.Bytes/1024, map[bool]string{true: " (gzip on the wire)"}[l.Compressed])
 		row("  updates", "%d patched at %.0f/s", l.Updated, l.UpdateRate)
-		row("  median", "RV=0 %s   consistent %s", ms(l.RV0.Median), ms(l.Consistent.Median))
+		row("  median", "RV=0 %s   consistent %s   paged by %d (%d pages) %s", ms(l.RV0.Median), ms(l.Consistent.Median), l.PageSize, l.Pages, ms(l.Paged.Median))
+		row("  cpu", "creates %s   patches %s   LISTs: RV=0 %s  consistent %s  paged %s (%s)",
+			cpuString(l.CreateCPU), cpuString(l.UpdateCPU), cpuString(l.RV0.CPU), cpuString(l.Consistent.CPU), cpuString(l.Paged.CPU), strings.Join(r.ProcessNames, "+"))
 		if l.CreateError != "" {
 			row("  create error", "%s", l.CreateError)
 		}
@@ -116,6 +122,20 @@ func (r *result) print(w io.Writer) {
 	for name, why := range r.Failures {
 		row("FAILED "+name, "%s", why)
 	}
+}
+
+// cpuString renders a CPU span as its total and, for several processes,
+// each one's share: "12.30s (8.10+4.20)".
+func cpuString(c cpuSpan) string {
+	s := fmt.Sprintf("%.2fs", c.Total.Seconds())
+	if len(c.PerProcess) > 1 {
+		parts := make([]string, len(c.PerProcess))
+		for i, p := range c.PerProcess {
+			parts[i] = fmt.Sprintf("%.2f", p.Seconds())
+		}
+		s += " (" + strings.Join(parts, "+") + ")"
+	}
+	return s
 }
 
 func printErrors(w io.Writer, errs []string) {

@@ -42,8 +42,8 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 	if _, err := t.currentRV(ctx); err != nil {
 		return nil, err
 	}
-	s := newSampler(t, c.PIDs)
-	r := &result{Label: c.Label, Server: t.cfg.Host, Resource: t.gvr.String(), PIDs: c.PIDs, Started: time.Now()}
+	s := newSampler(t, c.processes())
+	r := &result{Label: c.Label, Server: t.cfg.Host, Resource: t.gvr.String(), PIDs: c.PIDs, PIDTrees: c.PIDTrees, ProcessNames: c.PIDNames, Started: time.Now()}
 	fail := func(name string, err error) {
 		if r.Failures == nil {
 			r.Failures = map[string]string{}
@@ -65,7 +65,7 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 		case "idle":
 			r.Idle, err = runIdle(ctx, c, t, objs, s, logf)
 		case "list":
-			r.List, err = runList(ctx, c, t, objs, logf)
+			r.List, err = runList(ctx, c, t, objs, s, logf)
 		case "stalled":
 			r.Stalled, err = runStalled(ctx, c, t, objs, s, logf)
 		case "rapidreset":

@@ -37,7 +37,7 @@ type sampler struct {
 	client  *http.Client
 }
 
-func newSampler(t *target, pids []int) *sampler {
+func newSampler(t *target, pids procfs.Group) *sampler {
 	return &sampler{pids: pids, metrics: strings.TrimSuffix(t.cfg.Host, "/") + "/metrics", client: t.plain}
 }
 
@@ -111,4 +111,35 @@ func parseMetrics(sc *bufio.Scanner, names []string) (map[string]float64, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// cpuSpan is the CPU the measured processes spent between two samples.
+type cpuSpan struct {
+	Total time.Duration `json:"total"`
+	// PerProcess follows the order of --pid then --pid-tree.
+	PerProcess []time.Duration `json:"perProcess,omitempty"`
+}
+
+// cpuBetween is the CPU spent from before to after; false if either
+// sample could not read the processes.
+func cpuBetween(before, after serverSample) (cpuSpan, bool) {
+	if before.ProcErr != "" || after.ProcErr != "" || len(after.PerProcessCPU) != len(before.PerProcessCPU) {
+		return cpuSpan{}, false
+	}
+	span := cpuSpan{Total: after.CPU - before.CPU}
+	for i := range after.PerProcessCPU {
+		span.PerProcess = append(span.PerProcess, after.PerProcessCPU[i]-before.PerProcessCPU[i])
+	}
+	return span, true
+}
+
+// add accumulates o into c.
+func (c *cpuSpan) add(o cpuSpan) {
+	c.Total += o.Total
+	if c.PerProcess == nil {
+		c.PerProcess = make([]time.Duration, len(o.PerProcess))
+	}
+	for i := range min(len(c.PerProcess), len(o.PerProcess)) {
+		c.PerProcess[i] += o.PerProcess[i]
+	}
 }

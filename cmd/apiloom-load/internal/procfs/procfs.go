@@ -53,28 +53,44 @@ func Read(pid int) (Sample, error) {
 }
 
 // ParseStatCPU returns utime+stime from the contents of /proc/PID/stat.
-// The command name (field 2) is in parentheses and may itself contain
-// spaces or parentheses, so fields are counted from the last ')'.
 func ParseStatCPU(stat []byte) (time.Duration, error) {
+	st, err := ParseStat(stat)
+	return st.CPU, err
+}
+
+// Stat is what apiloom-load reads from /proc/PID/stat.
+type Stat struct {
+	PPID int
+	// CPU is the process's own user plus system time; ChildrenCPU that of
+	// its children that have exited and been waited for (cutime+cstime).
+	CPU, ChildrenCPU time.Duration
+}
+
+// ParseStat parses the contents of /proc/PID/stat. The command name
+// (field 2) is in parentheses and may itself contain spaces or
+// parentheses, so fields are counted from the last ')'.
+func ParseStat(stat []byte) (Stat, error) {
 	end := bytes.LastIndexByte(stat, ')')
 	if end < 0 {
-		return 0, fmt.Errorf("%w: no command name", ErrFormat)
+		return Stat{}, fmt.Errorf("%w: no command name", ErrFormat)
 	}
-	// After ")": field 3 (state) onwards; utime is field 14, stime 15.
+	// After ")": field 3 (state) onwards; ppid is field 4, utime 14,
+	// stime 15, cutime 16, cstime 17.
 	fields := strings.Fields(string(stat[end+1:]))
-	const utime, stime = 14 - 3, 15 - 3
-	if len(fields) <= stime {
-		return 0, fmt.Errorf("%w: %d fields after the command name", ErrFormat, len(fields))
+	const ppid, utime, stime, cutime, cstime = 4 - 3, 14 - 3, 15 - 3, 16 - 3, 17 - 3
+	if len(fields) <= cstime {
+		return Stat{}, fmt.Errorf("%w: %d fields after the command name", ErrFormat, len(fields))
 	}
-	u, err := strconv.ParseUint(fields[utime], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: utime: %v", ErrFormat, err)
+	var v [cstime + 1]int64
+	for _, i := range []int{ppid, utime, stime, cutime, cstime} {
+		n, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil || n < 0 {
+			return Stat{}, fmt.Errorf("%w: field %d: %q", ErrFormat, i+3, fields[i])
+		}
+		v[i] = n
 	}
-	s, err := strconv.ParseUint(fields[stime], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: stime: %v", ErrFormat, err)
-	}
-	return time.Duration(u+s) * time.Second / userHZ, nil
+	tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / userHZ }
+	return Stat{PPID: int(v[ppid]), CPU: tick(v[utime] + v[stime]), ChildrenCPU: tick(v[cutime] + v[cstime])}, nil
 }
 
 // ParseStatusRSS returns VmRSS in KiB from the contents of
@@ -95,16 +111,28 @@ func ParseStatusRSS(status []byte) (int64, error) {
 	return 0, fmt.Errorf("%w: no VmRSS line", ErrFormat)
 }
 
+// Member is one entry of a Group: a process alone, or (Tree) a process
+// with all its descendants, such as a PostgreSQL postmaster and the
+// backend it forks for each connection.
+type Member struct {
+	PID  int
+	Tree bool
+}
+
 // Group samples several processes together: a server whose etcd runs in
 // another process is measured as their sum.
-type Group []int
+type Group []Member
 
-// Read samples every process in g and returns the sum and each sample.
+// Read samples every member of g and returns the sum and each sample.
 func (g Group) Read() (Sample, []Sample, error) {
 	var sum Sample
 	each := make([]Sample, 0, len(g))
-	for _, pid := range g {
-		s, err := Read(pid)
+	for _, m := range g {
+		read := Read
+		if m.Tree {
+			read = ReadTree
+		}
+		s, err := read(m.PID)
 		if err != nil {
 			return Sample{}, nil, err
 		}

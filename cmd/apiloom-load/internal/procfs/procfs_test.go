@@ -49,7 +49,7 @@ func TestReadSelf(t *testing.T) {
 	if s.RSSKiB <= 0 {
 		t.Fatalf("RSS of this process = %d KiB", s.RSSKiB)
 	}
-	sum, each, err := Group{os.Getpid(), os.Getpid()}.Read()
+	sum, each, err := Group{{PID: os.Getpid()}, {PID: os.Getpid(), Tree: true}}.Read()
 	if err != nil || len(each) != 2 || sum.RSSKiB < each[0].RSSKiB {
 		t.Fatalf("Group.Read = %+v %+v %v", sum, each, err)
 	}
