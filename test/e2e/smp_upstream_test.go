@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/apiloom/apiloom/server/testserver"
 )
 
 // peerEnv names a kubeconfig of a real kube-apiserver v1.37. With it set,
@@ -141,7 +143,11 @@ func peerTarget(t *testing.T, ns string) *smpTarget {
 }
 
 func TestStrategicMergePatchLikeKubeAPIServer(t *testing.T) {
-	ts, _ := startServer(t)
+	// No controllers, as the peer runs none: the objects' owner references
+	// name owners that do not exist, which the garbage collector would
+	// act on (deleting a case's object before its patch) while the
+	// cases run.
+	ts, _ := startServer(t, testserver.WithControllers())
 	ns := fmt.Sprintf("smp-%d", os.Getpid())
 	ts.CreateNamespaces(t, ns)
 	ours := smpTarget{
