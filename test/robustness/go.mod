@@ -4,7 +4,10 @@ go 1.26.5
 
 replace github.com/apiloom/apiloom => ../..
 
-require github.com/anishathalye/porcupine v1.3.1
+require (
+	github.com/anishathalye/porcupine v1.3.1
+	k8s.io/apimachinery v0.37.2
+)
 
 require (
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
@@ -17,7 +20,6 @@ require (
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/apimachinery v0.37.2
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect

@@ -46,15 +46,18 @@ func Converged(h history.History, e Etcd) Report {
 		for _, k := range sorted {
 			got, have := inf.Items[k]
 			want, exists := final[k]
-			if !strings.HasPrefix(k, inf.Prefix) {
-				exists = false
-			}
+			inPrefix := strings.HasPrefix(k, inf.Prefix)
 			f := Failure{Ops: opsOf(k), Key: k}
 			switch {
-			case have && !exists:
+			case have && !inPrefix:
+				f.Ops = nil
+				r.failf(f, "informer of client %d under %q holds %q, outside its selector", inf.Client, inf.Prefix, k)
+			case have && !exists && last[k].Delete:
 				f.Rev = last[k].Rev
-				r.failf(f, "informer of client %d under %q holds %q (rv %d), which etcd no longer holds (deleted at revision %d)",
+				r.failf(f, "informer of client %d under %q holds %q (rv %d), which etcd deleted at revision %d",
 					inf.Client, inf.Prefix, k, got.RV, last[k].Rev)
+			case have && !exists:
+				r.failf(f, "informer of client %d under %q holds %q (rv %d), which etcd does not hold", inf.Client, inf.Prefix, k, got.RV)
 			case !have && exists:
 				f.Rev = want.RV
 				r.failf(f, "informer of client %d under %q lacks %q, which etcd holds at revision %d", inf.Client, inf.Prefix, k, want.RV)
