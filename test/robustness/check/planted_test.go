@@ -10,16 +10,6 @@ import (
 
 const seeds = 40
 
-// all runs every checker over a run.
-func all(res sim.Result) []check.Report {
-	return []check.Report{
-		check.LostWrites(res.History, res.Etcd),
-		check.WatchStreams(res.History, res.Etcd),
-		check.Linearizable(res.History, 10*time.Second),
-		check.Converged(res.History, res.Etcd),
-	}
-}
-
 // TestCheckersPassCorrectRuns: on histories of a correct store, with
 // overlapping calls and lost answers, cut and resumed watches and a 410,
 // every checker passes.
@@ -31,7 +21,8 @@ func TestCheckersPassCorrectRuns(t *testing.T) {
 	} {
 		for seed := range int64(seeds) {
 			cfg.Seed = seed
-			for _, r := range all(sim.Run(cfg)) {
+			res := sim.Run(cfg)
+			for _, r := range check.All(res.History, res.Etcd, 10*time.Second) {
 				if !r.OK() || r.Skipped != 0 || r.Checked == 0 {
 					t.Errorf("%+v: %s", cfg, &r)
 				}

@@ -3,6 +3,9 @@ package check
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/apiloom/apiloom/test/robustness/history"
 )
 
 // Failure is one broken guarantee.
@@ -77,4 +80,16 @@ func (r *Report) FailedOps() map[int]bool {
 		}
 	}
 	return ids
+}
+
+// All runs every checker over a scenario's history and etcd's, in the
+// order LostWrites, WatchStreams, Linearizable (with linearizableTimeout
+// per key), Converged.
+func All(h history.History, e Etcd, linearizableTimeout time.Duration) []Report {
+	return []Report{
+		LostWrites(h, e),
+		WatchStreams(h, e),
+		Linearizable(h, linearizableTimeout),
+		Converged(h, e),
+	}
 }
