@@ -13,6 +13,9 @@
 //     (porcupine, a key-value model with compare-and-set on
 //     resourceVersion; an operation with an unknown outcome may or may
 //     not have happened).
+//   - Snapshots: every read, stale or not, answered a state etcd had: a
+//     get the put at its revision, a list etcd's whole state under its
+//     prefix at its revision.
 //   - Converged: every informer's final store equals etcd's final state
 //     for its selector.
 //

@@ -103,3 +103,17 @@ func TestConvergedCatchesMissedDelete(t *testing.T) {
 		t.Errorf("planted %+v, not reported: %s", res.Planted, &r)
 	})
 }
+
+// TestSnapshotsCatchesTornList: a list that lacks one object etcd held at
+// the list's revision is reported, by operation id and key.
+func TestSnapshotsCatchesTornList(t *testing.T) {
+	planted(t, sim.TornList, func(t *testing.T, res sim.Result) {
+		r := check.Snapshots(res.History, res.Etcd)
+		for _, f := range r.Failures {
+			if len(f.Ops) == 1 && f.Ops[0] == res.Planted.Op && f.Key == res.Planted.Key {
+				return
+			}
+		}
+		t.Errorf("planted %+v, not reported: %s", res.Planted, &r)
+	})
+}

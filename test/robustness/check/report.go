@@ -84,12 +84,13 @@ func (r *Report) FailedOps() map[int]bool {
 
 // All runs every checker over a scenario's history and etcd's, in the
 // order LostWrites, WatchStreams, Linearizable (with linearizableTimeout
-// per key), Converged.
+// per key), Snapshots, Converged.
 func All(h history.History, e Etcd, linearizableTimeout time.Duration) []Report {
 	return []Report{
 		LostWrites(h, e),
 		WatchStreams(h, e),
 		Linearizable(h, linearizableTimeout),
+		Snapshots(h, e),
 		Converged(h, e),
 	}
 }

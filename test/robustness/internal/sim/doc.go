@@ -5,7 +5,7 @@
 // fed from the store's log. A Config can plant one bug, which the
 // matching checker must catch: a dropped watch event, a write
 // acknowledged but never committed, a stale consistent read, an informer
-// that misses a delete.
+// that misses a delete, a list that lacks an object.
 //
 // Runs are deterministic for a seed: one goroutine interleaves the
 // clients' steps on a logical clock.

@@ -26,6 +26,9 @@ const (
 	// InformerMissesDelete: one informer misses the delete that removed a
 	// key for good.
 	InformerMissesDelete
+	// TornList: one list answer lacks one of the objects etcd held at its
+	// revision.
+	TornList
 )
 
 // Config is a run's shape.
@@ -211,6 +214,13 @@ func (s *sim) apply(c *client, started int) {
 		}
 	case history.List:
 		c.outcome, c.resp = history.Acknowledged, s.st.list(c.req.Key)
+		if s.cfg.Bug == TornList && !s.planted.Done && len(c.resp.Items) > 1 {
+			i := s.rnd.IntN(len(c.resp.Items))
+			it := c.resp.Items[i]
+			c.resp.Items = append(c.resp.Items[:i:i], c.resp.Items[i+1:]...)
+			c.mustAck = true
+			s.planted = Planted{Done: true, Op: c.call.ID(), Key: it.Key, Rev: c.resp.RV}
+		}
 	default:
 		commit := true
 		if s.cfg.Bug == AckWithoutCommit && !s.planted.Done && started > s.cfg.Ops/3 && c.req.Kind != history.Delete {
