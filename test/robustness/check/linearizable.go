@@ -22,7 +22,9 @@ const DefaultLinearizableTimeout = 30 * time.Second
 // set on resourceVersion: a create succeeds only on a missing key (409
 // otherwise), an update or delete only on an existing key (404 otherwise)
 // whose revision equals the precondition if one is given (409 otherwise),
-// each acknowledged write's revision is above the key's previous one, and
+// each acknowledged write's revision is above the key's previous one
+// (except an update that writes the value the key holds: apiloom, like
+// kube-apiserver, skips that write and answers the current revision), and
 // a read returns the key's value and revision.
 //
 // A write with an unknown outcome may or may not have happened, at any
@@ -136,6 +138,9 @@ func step(s kvState, in kvInput, out kvOutput) []any {
 	}
 	switch out.outcome {
 	case history.Acknowledged:
+		if in.kind == history.Update && applies && s.value == in.value && s.rev == out.rev {
+			return []any{s} // a no-op update writes nothing and answers the object as it is
+		}
 		if !applies || !s.above(out.rev) {
 			return nil
 		}

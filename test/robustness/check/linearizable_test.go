@@ -34,6 +34,8 @@ func TestLinearizable(t *testing.T) {
 		{"update with a stale precondition acknowledged", []history.Operation{op(3, update("a", "w3", 2), 50, 60, ack, acked(7))}, 3},
 		{"update with a stale precondition refused", []history.Operation{op(3, update("a", "w3", 2), 50, 60, failed, refused(409, "Conflict"))}, 0},
 		{"update with the current precondition refused", []history.Operation{op(3, update("a", "w3", 5), 50, 60, failed, refused(409, "Conflict"))}, 3},
+		{"no-op update answers the current revision", []history.Operation{op(3, update("a", "w2", 5), 50, 60, ack, acked(5))}, 0},
+		{"update of another value at the current revision", []history.Operation{op(3, update("a", "w3", 5), 50, 60, ack, acked(5))}, 3},
 		{"revision going backwards", []history.Operation{op(3, update("a", "w3", 0), 50, 60, ack, acked(4))}, 3},
 		{"refused update whose value is read", []history.Operation{
 			op(3, update("a", "w3", 2), 50, 60, failed, refused(409, "Conflict")), op(4, get("a"), 70, 80, ack, read("w3", 7))}, 4},
