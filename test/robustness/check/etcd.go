@@ -92,8 +92,8 @@ func indexWriters(h history.History) writers {
 		if op.Kind != history.Delete {
 			w.byValue[op.Value] = append(w.byValue[op.Value], op)
 		}
-		if op.Outcome == history.Acknowledged {
-			w.byRev[op.RV] = op
+		if _, taken := w.byRev[op.RV]; !taken && op.Outcome == history.Acknowledged {
+			w.byRev[op.RV] = op // the first: a no-op update answers the revision of the write before it
 		}
 	}
 	return w

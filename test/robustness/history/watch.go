@@ -62,7 +62,10 @@ type Stream struct {
 	// "" for all). Label and field selectors are not modelled yet.
 	Prefix string
 	// StartRV is the resourceVersion the watch was opened with; the
-	// stream must deliver every matching change after it.
+	// stream must deliver every matching change after it. Watches from
+	// "" or "0" (which begin with the current state as ADDED events) are
+	// not modelled: a client lists, then watches from the list's
+	// revision, and records that.
 	StartRV int64
 	// Resumes is the ID of the stream this one resumes (opened from the
 	// last revision that stream delivered, an event's or a bookmark's),
