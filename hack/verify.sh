@@ -13,6 +13,7 @@ fi
 
 go vet ./...
 (cd test/kine && go vet ./...)
+(cd test/robustness && go vet ./...)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -161,7 +161,9 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Timeout, cfg.QPS, cfg.Burst = trafficConfig.OpTimeout, 1000, 1000
+		// No cfg.Timeout: it would cut watches too; each request has a
+		// context deadline of trafficConfig.OpTimeout instead.
+		cfg.QPS, cfg.Burst = 1000, 1000
 		if i == 0 {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trafficConfig.Namespace}}
 			if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
@@ -226,6 +228,13 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	}
 	for _, op := range v.Lost {
 		t.Errorf("lost acknowledged write: %+v", op)
+	}
+	shown := 0
+	for _, op := range ops {
+		if op.Outcome == traffic.Unknown && shown < 10 {
+			shown++
+			t.Logf("unknown outcome: %s %s %s via replica %d after %v: %s", op.ID, op.Kind, op.Name, op.Replica, op.Return.Sub(op.Call).Round(time.Millisecond), op.Err)
+		}
 	}
 	for _, op := range v.Phantom {
 		t.Errorf("failed write took effect: %+v", op)
