@@ -85,6 +85,26 @@ func TestKillReplica(t *testing.T) {
 	})
 }
 
+// TestPauseReplica: SIGSTOP one apiloom replica under traffic (its
+// connections stay open but nothing answers: its clients time out), then
+// SIGCONT it.
+func TestPauseReplica(t *testing.T) {
+	runScenario(t, func(ctx context.Context, s *scenario) {
+		r := s.c.Replicas[1]
+		t.Logf("pausing %s", r.Name)
+		if err := r.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		s.hold(ctx, 0)
+		if err := r.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // scenario is one running scenario: the cluster and its traffic's record.
 type scenario struct {
 	t   *testing.T

@@ -91,22 +91,25 @@ func classify(err error) (outcome Outcome, unavailable bool) {
 type Recorder struct {
 	mu  sync.Mutex // guards ops and readFailures
 	ops []Op
-	// readFailures are the times of the writers' reads that failed for
-	// unavailability: they count in the seconds unavailable.
-	readFailures []time.Time
+	// readFailures are the writers' reads that failed for unavailability
+	// (call and return time): they count in the seconds unavailable.
+	readFailures []Interval
 }
 
-func (r *Recorder) readFailed(at time.Time) {
+// Interval is the span of one request, from its call to its return.
+type Interval struct{ Call, Return time.Time }
+
+func (r *Recorder) readFailed(iv Interval) {
 	r.mu.Lock()
-	r.readFailures = append(r.readFailures, at)
+	r.readFailures = append(r.readFailures, iv)
 	r.mu.Unlock()
 }
 
-// ReadFailures returns the times of reads that found the service unavailable.
-func (r *Recorder) ReadFailures() []time.Time {
+// ReadFailures returns the reads that found the service unavailable.
+func (r *Recorder) ReadFailures() []Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.readFailures...)
+	return append([]Interval(nil), r.readFailures...)
 }
 
 func (r *Recorder) add(op Op) {

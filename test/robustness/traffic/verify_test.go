@@ -111,12 +111,15 @@ func TestClassify(t *testing.T) {
 
 func TestSecondsUnavailable(t *testing.T) {
 	start := time.Unix(100, 0)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	ops := []Op{
-		{Return: start.Add(1100 * time.Millisecond), Unavailable: true},
-		{Return: start.Add(1900 * time.Millisecond), Unavailable: true},
-		{Return: start.Add(3 * time.Second)},
+		{Call: at(1000), Return: at(1100), Unavailable: true},  // second 1
+		{Call: at(1200), Return: at(1900), Unavailable: true},  // second 1 again
+		{Call: at(2500), Return: at(3000)},                     // available
+		{Call: at(7900), Return: at(10100), Unavailable: true}, // seconds 7-10: a hung request
 	}
-	if n := SecondsUnavailable(start, ops, []time.Time{start.Add(5 * time.Second)}); n != 2 {
-		t.Fatalf("seconds unavailable %d, want 2", n)
+	reads := []Interval{{Call: at(5000), Return: at(5100)}} // second 5
+	if n := SecondsUnavailable(start, ops, reads); n != 6 {
+		t.Fatalf("seconds unavailable %d, want 6", n)
 	}
 }

@@ -64,7 +64,9 @@ func (w *writer) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		w.step(ctx)
+		// The step outlives ctx's end: stopping the traffic must not turn
+		// the write in flight into an unknown outcome of its own making.
+		w.step(context.WithoutCancel(ctx))
 	}
 }
 
@@ -76,10 +78,11 @@ func (w *writer) step(parent context.Context) {
 	defer cancel()
 	name := fmt.Sprintf("db-%d", w.rng.IntN(w.cfg.Names))
 	dbs := w.client.ExampleV1().Databases(w.cfg.Namespace)
+	readCall := time.Now()
 	cur, err := dbs.Get(ctx, name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		if _, unavailable := classify(err); unavailable {
-			w.rec.readFailed(time.Now())
+			w.rec.readFailed(Interval{Call: readCall, Return: time.Now()})
 		}
 		return // no write to record
 	}
