@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -195,21 +196,20 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 
 	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}}
 	start := time.Now()
-	tctx, stopTraffic := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var watches []*traffic.Watch
-	wg.Add(2)
-	go func() { defer wg.Done(); traffic.RunWriters(tctx, trafficConfig, clients, s.rec) }()
-	go func() { defer wg.Done(); watches = traffic.RunWatchers(tctx, trafficConfig, watchers, clients) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			stopTraffic()
-			wg.Wait()
-		}
-	}
-	defer stop() // on t.Fatal too: no goroutine outlives the test
+	writersCtx, stopWriters := context.WithCancel(ctx)
+	watchersCtx, stopWatchers := context.WithCancel(ctx)
+	watches := traffic.NewWatches(watchers, len(clients))
+	var writersDone, watchersDone sync.WaitGroup
+	writersDone.Add(1)
+	watchersDone.Add(1)
+	go func() { defer writersDone.Done(); traffic.RunWriters(writersCtx, trafficConfig, clients, s.rec) }()
+	go func() { defer watchersDone.Done(); traffic.RunWatchers(watchersCtx, trafficConfig, watches, clients) }()
+	defer func() { // on t.Fatal too: no goroutine outlives the test
+		stopWriters()
+		stopWatchers()
+		writersDone.Wait()
+		watchersDone.Wait()
+	}()
 
 	s.waitAcks(ctx, start, 0, 1)
 	fault(ctx, s)
@@ -221,7 +221,8 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	case <-timer.C:
 	}
 	timer.Stop()
-	stop()
+	stopWriters()
+	writersDone.Wait()
 	elapsed := time.Since(start)
 
 	etcd, err := c.Etcd.Client()
@@ -233,6 +234,24 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every watcher must get to the last change: a stuck watch fails here
+	// rather than passing the segment check with a short segment.
+	if len(hist) > 0 {
+		last := hist[len(hist)-1].Revision
+		err := cluster.Until(ctx, "every watcher at the last change", func(context.Context) (bool, error) {
+			for i, w := range watches {
+				if w.LastRV() < last {
+					return false, fmt.Errorf("watcher %d at %d, etcd's last change at %d", i, w.LastRV(), last)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	stopWatchers()
+	watchersDone.Wait()
 	ops := s.rec.Ops()
 	v := traffic.CheckWrites(ops, hist)
 	relists, resumes, events := 0, 0, 0

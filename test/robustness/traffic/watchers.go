@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,30 +32,43 @@ type Segment struct {
 	Events        []Event
 }
 
-// Watch is one watcher's record.
+// Watch is one watcher's record. Its fields belong to its watcher until
+// RunWatchers returns; meanwhile LastRV tells how far it got.
 type Watch struct {
 	Replica  int
 	Segments []Segment
 	// Resumes counts watches reopened from the last resourceVersion seen;
 	// Relists counts lists after a 410 Gone (each starts a Segment).
 	Resumes, Relists int
+
+	lastRV atomic.Int64 // the current segment's EndRV
 }
 
-// RunWatchers runs n watchers of cfg.Namespace until ctx ends, watcher i
-// on replica i % len(clients), and returns their records.
-func RunWatchers(ctx context.Context, cfg Config, n int, clients []versioned.Interface) []*Watch {
+// LastRV is the resourceVersion of the last list, event or bookmark the
+// watcher received; safe while it runs.
+func (w *Watch) LastRV() int64 { return w.lastRV.Load() }
+
+// NewWatches returns n watcher records, watcher i on replica i % replicas.
+func NewWatches(n, replicas int) []*Watch {
 	out := make([]*Watch, n)
+	for i := range out {
+		out[i] = &Watch{Replica: i % replicas}
+	}
+	return out
+}
+
+// RunWatchers runs a watcher of cfg.Namespace for each record until ctx
+// ends, each on the clientset of its replica.
+func RunWatchers(ctx context.Context, cfg Config, watches []*Watch, clients []versioned.Interface) {
 	var wg sync.WaitGroup
-	for i := range n {
-		out[i] = &Watch{Replica: i % len(clients)}
+	for _, w := range watches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].run(ctx, cfg, clients[out[i].Replica])
+			w.run(ctx, cfg, clients[w.Replica])
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // run lists, then watches from the list's resourceVersion; a watch that
@@ -79,6 +93,7 @@ func (w *Watch) run(ctx context.Context, cfg Config, client versioned.Interface)
 				w.Relists++
 			}
 			w.Segments = append(w.Segments, Segment{FromRV: rv, EndRV: rv})
+			w.lastRV.Store(rv)
 			listed = true
 		}
 		seg := &w.Segments[len(w.Segments)-1]
@@ -120,6 +135,7 @@ func (w *Watch) consume(wi watch.Interface, seg *Segment) (gone bool) {
 			seg.Events = append(seg.Events, Event{Type: ev.Type, Name: m.GetName(), ResourceVersion: rv, OpID: m.GetAnnotations()[OpIDAnnotation]})
 		}
 		seg.EndRV = rv
+		w.lastRV.Store(rv)
 	}
 	return false
 }
