@@ -4,8 +4,8 @@
 # apiloom's go.mod), then runs every scenario of test/robustness — a
 # 3-member etcd cluster and two apiloom replicas as processes, traffic,
 # a fault, the checks — verbosely, and repeats each scenario's figures at
-# the end (one package at a time: the 2-core machine gives figures only to one
-# scenario at a time). Ports 18400-18499 on 127.0.0.1 must be free.
+# the end. One package at a time (-p 1): scenarios sharing the machine's two
+# cores would skew each other's figures. Ports 18400-18499 on 127.0.0.1 must be free.
 #
 #   hack/robustness.sh [go test flags, e.g. -run TestKillEtcdLeader]
 set -euo pipefail
