@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql
+.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql robustness
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -55,3 +55,6 @@ test-mysql: ## the storage and watch cache suites on kine over a real MySQL (Deb
 
 test-rbac-peer: ## differential RBAC test: a real kube-apiserver (--authorization-mode=RBAC) and server/authz/rbac decide a generated matrix of roles, bindings and requests alike
 	GO=$(GO) hack/rbac-peer.sh
+
+robustness: ## fault-injection suite (issue 17): a 3-member etcd cluster and two apiloom replicas as processes, kill -9 of an etcd follower, the etcd leader and a replica under traffic; checks no acknowledged write is lost and watches see every change in order, prints each scenario's figures (ports 18400-18499)
+	GO=$(GO) hack/robustness.sh

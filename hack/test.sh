@@ -19,7 +19,7 @@ echo "== go test ./... (HTTP/2: apiloom's own server)"
 echo "== go test ./test/kine/ (the storage and watch cache suites on kine over SQLite; a module of its own)"
 (cd test/kine && "$GO" test -race -timeout 10m ./...)
 
-echo "== go test ./test/robustness/ (the robustness suite's recorder and checkers on simulated histories; a module of its own)"
+echo "== go test ./test/robustness/ (the fault-injection suite's recorder, checkers and harness unit tests; its scenarios run in make robustness)"
 (cd test/robustness && "$GO" test -race -timeout 5m ./...)
 
 echo "== go test ./test/e2e/ (HTTP/2: Go's server, --http2-server=go)"

@@ -4,4 +4,18 @@
 // while it runs, and checkers that compare what clients saw with what etcd
 // holds (make robustness). It is a module of its own, so that its
 // dependencies (porcupine) stay out of apiloom's.
+//
+//   - cmd/etcd: one etcd member (go.etcd.io/etcd/server/v3/embed at the
+//     version of apiloom's go.mod), a process of its own.
+//   - cluster: the processes — a 3-member etcd cluster on loopback ports
+//     18400-18405 and two apiloom replicas on 18420-18421 — killable with
+//     SIGKILL, pausable with SIGSTOP, restartable on their data; leader
+//     discovery through etcd's Status.
+//   - traffic: writers (creates, preconditioned updates and deletes, each
+//     tagged with an operation id, outcome acknowledged/failed/unknown) and
+//     list/watch/resume/relist watchers; etcd's history read straight from
+//     etcd, and minimal checks: no acknowledged write lost, no failed
+//     write applied, each watch equal to etcd's history.
+//   - scenario_test.go: the scenarios, which run only with
+//     APILOOM_ROBUSTNESS=1 (make robustness) and print their FIGURES line.
 package robustness

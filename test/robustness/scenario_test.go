@@ -1,0 +1,285 @@
+package robustness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/apiloom/apiloom/generated/clientset/versioned"
+	"github.com/apiloom/apiloom/test/robustness/cluster"
+	"github.com/apiloom/apiloom/test/robustness/traffic"
+)
+
+// The shape of every scenario's traffic: 4 writers and 4 watchers over the
+// two replicas, 20 shared names (so preconditions conflict now and then).
+var trafficConfig = traffic.Config{
+	Namespace: "robust",
+	Names:     20,
+	Writers:   4,
+	Interval:  20 * time.Millisecond,
+	OpTimeout: 5 * time.Second,
+}
+
+const (
+	watchers = 4
+	// faultHold is how long a fault lasts before the scenario repairs it.
+	faultHold = 10 * time.Second
+	// settle is how long traffic runs on the repaired cluster.
+	settle = 10 * time.Second
+	// minAcks is how many writes each phase must see acknowledged (by
+	// every replica still up) before the next phase: the scenario's
+	// proof that traffic flowed.
+	minAcks = 50
+)
+
+// TestKillEtcdFollower: kill -9 an etcd follower under traffic, restart
+// it on its data.
+func TestKillEtcdFollower(t *testing.T) {
+	runScenario(t, func(ctx context.Context, s *scenario) {
+		f, err := s.c.Etcd.Follower(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("killing follower %s", f.Name)
+		s.kill(ctx, f.Process)
+		s.hold(ctx, 0, 1)
+		s.restartEtcd(ctx, f)
+	})
+}
+
+// TestKillEtcdLeader: kill -9 the etcd leader under traffic (the others
+// elect a new one), restart it on its data.
+func TestKillEtcdLeader(t *testing.T) {
+	runScenario(t, func(ctx context.Context, s *scenario) {
+		l, err := s.c.Etcd.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("killing leader %s", l.Name)
+		s.kill(ctx, l.Process)
+		s.hold(ctx, 0, 1)
+		s.restartEtcd(ctx, l)
+	})
+}
+
+// TestKillReplica: kill -9 one apiloom replica under traffic (the other
+// serves on), restart it on its data directory.
+func TestKillReplica(t *testing.T) {
+	runScenario(t, func(ctx context.Context, s *scenario) {
+		r := s.c.Replicas[1]
+		t.Logf("killing %s", r.Name)
+		s.kill(ctx, r.Process)
+		s.hold(ctx, 0)
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestPauseReplica: SIGSTOP one apiloom replica under traffic (its
+// connections stay open but nothing answers: its clients time out), then
+// SIGCONT it.
+func TestPauseReplica(t *testing.T) {
+	runScenario(t, func(ctx context.Context, s *scenario) {
+		r := s.c.Replicas[1]
+		t.Logf("pausing %s", r.Name)
+		if err := r.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		s.hold(ctx, 0)
+		if err := r.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// scenario is one running scenario: the cluster and its traffic's record.
+type scenario struct {
+	t   *testing.T
+	c   *cluster.Cluster
+	rec *traffic.Recorder
+}
+
+func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
+	if err := p.Kill(ctx); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// hold keeps the fault for faultHold, and until the given replicas have
+// acknowledged minAcks writes since it began.
+func (s *scenario) hold(ctx context.Context, replicas ...int) {
+	s.t.Helper()
+	since := time.Now()
+	s.waitAcks(ctx, since, replicas...)
+	timer := time.NewTimer(time.Until(since.Add(faultHold)))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+func (s *scenario) restartEtcd(ctx context.Context, m *cluster.EtcdMember) {
+	s.t.Helper()
+	if err := m.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.Etcd.WaitHealthy(ctx); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// waitAcks waits until each given replica has acknowledged minAcks writes
+// that returned after since.
+func (s *scenario) waitAcks(ctx context.Context, since time.Time, replicas ...int) {
+	s.t.Helper()
+	err := cluster.Until(ctx, "writes acknowledged", func(context.Context) (bool, error) {
+		n := map[int]int{}
+		for _, op := range s.rec.Ops() {
+			if op.Outcome == traffic.Acknowledged && op.Return.After(since) {
+				n[op.Replica]++
+			}
+		}
+		for _, r := range replicas {
+			if n[r] < minAcks {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// runScenario starts the cluster and traffic, runs fault (which injects
+// and repairs the fault), lets traffic settle on the repaired cluster,
+// then checks the record against etcd and prints the figures.
+func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
+	if os.Getenv("APILOOM_ROBUSTNESS") != "1" {
+		t.Skip("starts an etcd cluster and apiloom replicas as processes: set APILOOM_ROBUSTNESS=1 (make robustness)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	c := cluster.Start(t)
+	var clients []versioned.Interface
+	for i, r := range c.Replicas {
+		cfg, err := r.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No cfg.Timeout: it would cut watches too; each request has a
+		// context deadline of trafficConfig.OpTimeout instead.
+		cfg.QPS, cfg.Burst = 1000, 1000
+		if i == 0 {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trafficConfig.Namespace}}
+			if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clients = append(clients, versioned.NewForConfigOrDie(cfg))
+	}
+
+	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}}
+	start := time.Now()
+	writersCtx, stopWriters := context.WithCancel(ctx)
+	watchersCtx, stopWatchers := context.WithCancel(ctx)
+	watches := traffic.NewWatches(watchers, len(clients))
+	var writersDone, watchersDone sync.WaitGroup
+	writersDone.Add(1)
+	watchersDone.Add(1)
+	go func() { defer writersDone.Done(); traffic.RunWriters(writersCtx, trafficConfig, clients, s.rec) }()
+	go func() { defer watchersDone.Done(); traffic.RunWatchers(watchersCtx, trafficConfig, watches, clients) }()
+	defer func() { // on t.Fatal too: no goroutine outlives the test
+		stopWriters()
+		stopWatchers()
+		writersDone.Wait()
+		watchersDone.Wait()
+	}()
+
+	s.waitAcks(ctx, start, 0, 1)
+	fault(ctx, s)
+	repaired := time.Now()
+	s.waitAcks(ctx, repaired, 0, 1)
+	timer := time.NewTimer(time.Until(repaired.Add(settle)))
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	timer.Stop()
+	stopWriters()
+	writersDone.Wait()
+	elapsed := time.Since(start)
+
+	etcd, err := c.Etcd.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	hist, err := traffic.ReadHistory(ctx, etcd, "/registry/example.apiloom.dev/databases/"+trafficConfig.Namespace+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every watcher must get to the last change: a stuck watch fails here
+	// rather than passing the segment check with a short segment.
+	if len(hist) > 0 {
+		last := hist[len(hist)-1].Revision
+		err := cluster.Until(ctx, "every watcher at the last change", func(context.Context) (bool, error) {
+			for i, w := range watches {
+				if w.LastRV() < last {
+					return false, fmt.Errorf("watcher %d at %d, etcd's last change at %d", i, w.LastRV(), last)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	stopWatchers()
+	watchersDone.Wait()
+	ops := s.rec.Ops()
+	v := traffic.CheckWrites(ops, hist)
+	relists, resumes, events := 0, 0, 0
+	for i, w := range watches {
+		for _, p := range traffic.CheckWatch(w, hist) {
+			t.Errorf("watcher %d (replica %d): %s", i, w.Replica, p)
+		}
+		relists += w.Relists
+		resumes += w.Resumes
+		for _, seg := range w.Segments {
+			events += len(seg.Events)
+		}
+	}
+	for _, op := range v.Lost {
+		t.Errorf("lost acknowledged write: %+v", op)
+	}
+	shown := 0
+	for _, op := range ops {
+		if op.Outcome == traffic.Unknown && shown < 10 {
+			shown++
+			t.Logf("unknown outcome: %s %s %s via replica %d after %v: %s", op.ID, op.Kind, op.Name, op.Replica, op.Return.Sub(op.Call).Round(time.Millisecond), op.Err)
+		}
+	}
+	for _, op := range v.Phantom {
+		t.Errorf("failed write took effect: %+v", op)
+	}
+	t.Logf("FIGURES %s: duration %.0fs, seconds unavailable %d, writes %d, acknowledged %d, lost %d, phantom %d, unknown %d (%d took effect), "+
+		"etcd changes %d, watch events %d, watch resumes %d, relists %d",
+		t.Name(), elapsed.Seconds(), traffic.SecondsUnavailable(start, ops, s.rec.ReadFailures()), len(ops), v.Acknowledged,
+		len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, len(hist), events, resumes, relists)
+}
