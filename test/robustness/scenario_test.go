@@ -3,7 +3,10 @@ package robustness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
+	"github.com/apiloom/apiloom/test/robustness/check"
 	"github.com/apiloom/apiloom/test/robustness/cluster"
 	"github.com/apiloom/apiloom/test/robustness/traffic"
 )
@@ -278,8 +282,29 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	for _, op := range v.Phantom {
 		t.Errorf("failed write took effect: %+v", op)
 	}
+	// The checkers over the same records: durability, watch
+	// streams against etcd's history, linearizability of the
+	// preconditioned writes (porcupine).
+	h, e, ids := traffic.ForCheckers(ops, hist, watches)
+	for _, r := range []check.Report{check.LostWrites(h, e), check.WatchStreams(h, e), check.Linearizable(h, time.Minute)} {
+		if !r.OK() {
+			t.Errorf("%s (operation n is the writers' %s):\n%s", r.Checker, opNames(ids, r.FailedOps()), r.String())
+		}
+		t.Logf("checker %s: %d checked, %d skipped, %d failures", r.Checker, r.Checked, r.Skipped, len(r.Failures))
+	}
 	t.Logf("FIGURES %s: duration %.0fs, seconds unavailable %d, writes %d, acknowledged %d, lost %d, phantom %d, unknown %d (%d took effect), "+
 		"etcd changes %d, watch events %d, watch resumes %d, relists %d",
 		t.Name(), elapsed.Seconds(), traffic.SecondsUnavailable(start, ops, s.rec.ReadFailures()), len(ops), v.Acknowledged,
 		len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, len(hist), events, resumes, relists)
+}
+
+// opNames lists the writers' ids of the history's operations n (1-based).
+func opNames(ids []string, ops map[int]bool) string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(ops)) {
+		if n >= 1 && n <= len(ids) {
+			out = append(out, fmt.Sprintf("%d=%s", n, ids[n-1]))
+		}
+	}
+	return strings.Join(out, " ")
 }

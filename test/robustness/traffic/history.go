@@ -20,8 +20,9 @@ type Change struct {
 	Revision int64
 	// PrevRevision is the mod revision of the version a delete removed.
 	PrevRevision int64
-	// OpID is the stored object's OpIDAnnotation (of a put).
-	OpID string
+	// OpID is the stored object's OpIDAnnotation (of a put); PrevOpID
+	// the deleted version's (of a delete).
+	OpID, PrevOpID string
 }
 
 // progressEvery is how often ReadHistory asks etcd whether its watch has
@@ -83,14 +84,22 @@ func toChange(prefix string, ev *clientv3.Event) Change {
 		ch.Type = watch.Modified
 	}
 	if ev.Type == mvccpb.PUT {
-		var obj struct {
-			Metadata struct {
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(ev.Kv.Value, &obj) == nil {
-			ch.OpID = obj.Metadata.Annotations[OpIDAnnotation]
-		}
+		ch.OpID = opID(ev.Kv.Value)
+	} else if ev.PrevKv != nil {
+		ch.PrevOpID = opID(ev.PrevKv.Value)
 	}
 	return ch
+}
+
+// opID is the OpIDAnnotation of a stored object.
+func opID(value []byte) string {
+	var obj struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(value, &obj) != nil {
+		return ""
+	}
+	return obj.Metadata.Annotations[OpIDAnnotation]
 }

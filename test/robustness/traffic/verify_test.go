@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// history: a created (rev 2, op c1), updated (rev 3, op u1), deleted (rev 4).
-var history = []Change{
+// etcdHistory: a created (rev 2, op c1), updated (rev 3, op u1), deleted (rev 4).
+var etcdHistory = []Change{
 	{Name: "a", Type: watch.Added, Revision: 2, OpID: "c1"},
 	{Name: "a", Type: watch.Modified, Revision: 3, OpID: "u1"},
 	{Name: "a", Type: watch.Deleted, Revision: 4, PrevRevision: 3},
@@ -49,7 +49,7 @@ func TestCheckWrites(t *testing.T) {
 			ops: []Op{with(ack("u1", Update, "", "2"), Unknown), with(ack("u7", Update, "", "3"), Unknown)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := CheckWrites(tc.ops, history)
+			v := CheckWrites(tc.ops, etcdHistory)
 			if len(v.Lost) != tc.lost || len(v.Phantom) != tc.phantom || v.Unknown != tc.unknown || v.UnknownApplied != tc.unknownApplied {
 				t.Fatalf("got lost %d phantom %d unknown %d applied %d, want %d %d %d %d",
 					len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, tc.lost, tc.phantom, tc.unknown, tc.unknownApplied)
@@ -79,7 +79,7 @@ func TestCheckWatch(t *testing.T) {
 			segs: []Segment{{FromRV: 1, EndRV: 2, Events: []Event{ev(watch.Modified, 2)}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := strings.Join(CheckWatch(&Watch{Segments: tc.segs}, history), "\n")
+			got := strings.Join(CheckWatch(&Watch{Segments: tc.segs}, etcdHistory), "\n")
 			if (tc.problem == "") != (got == "") || !strings.Contains(got, tc.problem) {
 				t.Fatalf("problems %q, want one containing %q", got, tc.problem)
 			}
