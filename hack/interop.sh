@@ -24,7 +24,10 @@ cd "$(dirname "$0")/.."
 
 : "${SERVERS:=apiloom go}" "${H2LOAD_REQUESTS:=20000}" "${H2LOAD_WATCHES:=400}"
 : "${H2LOAD_CLIENTS:=2}" "${H2LOAD_STREAMS:=100}"
-OUT=${OUT:-$(mktemp -d /tmp/apiloom-interop.XXXXXX)}
+# A temporary OUT is removed on exit (each run leaves ~250 MiB of etcd data);
+# an OUT the caller names is kept.
+keep_out=1
+[[ -n ${OUT:-} ]] || { OUT=$(mktemp -d /tmp/apiloom-interop.XXXXXX); keep_out=0; }
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 
 missing=()
@@ -60,7 +63,13 @@ stop_server() {
   pid=
   return $code
 }
-trap stop_server EXIT
+cleanup() {
+  local code=0
+  stop_server || code=$?
+  [[ $keep_out == 1 ]] || rm -rf "$OUT"
+  return $code
+}
+trap cleanup EXIT
 
 # start_server IMPL: sets server, ca, token (a file) and pid.
 start_server() {

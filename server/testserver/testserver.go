@@ -38,6 +38,10 @@ type TestServer struct {
 // Option changes the server's options before it starts.
 type Option func(*apiserver.Options)
 
+// testMinFreeDiskBytes is etcd's WAL segment size (64 MB), the smallest
+// --etcd-min-free-disk-bytes the server accepts.
+const testMinFreeDiskBytes = 64 * 1000 * 1000
+
 // WithoutWatchCache serves every read from etcd.
 func WithoutWatchCache() Option { return func(o *apiserver.Options) { o.WatchCache = false } }
 
@@ -101,6 +105,11 @@ func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *Test
 	o.SecurePort = 0
 	o.CompactionInterval = 0
 	o.ShutdownTimeout = 10 * time.Second
+	// A test writes megabytes, not the ~160 MiB in flight that the default
+	// margin is sized for; the smallest threshold the server accepts (one
+	// etcd WAL segment) keeps a test machine with little disk left from
+	// failing every test. The guard's own tests set theirs.
+	o.EtcdMinFreeDiskBytes = testMinFreeDiskBytes
 	for _, opt := range opts {
 		opt(&o)
 	}
