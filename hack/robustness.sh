@@ -5,7 +5,8 @@
 # 3-member etcd cluster and two apiloom replicas as processes, traffic,
 # a fault, the checks — verbosely, and repeats each scenario's figures at
 # the end. One package at a time (-p 1): scenarios sharing the machine's two
-# cores would skew each other's figures. Ports 18400-18499 on 127.0.0.1 must be free.
+# cores would skew each other's figures. Ports 18400-18499 on 127.0.0.1 must be free
+# ($ROBUSTNESS_BASE_PORT moves them).
 #
 #   hack/robustness.sh [go test flags, e.g. -run TestKillEtcdLeader]
 set -euo pipefail

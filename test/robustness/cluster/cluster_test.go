@@ -25,7 +25,11 @@ func TestEtcdFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := StartEtcd(ctx, bins.Etcd, dir, 3, etcdBasePort+10)
+	base, err := basePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEtcd(ctx, bins.Etcd, dir, 3, base+10)
 	if err != nil {
 		t.Fatal(err)
 	}

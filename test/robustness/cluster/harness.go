@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,12 +78,27 @@ type Cluster struct {
 	Dir      string
 }
 
-// Ports the suite uses: etcd members from etcdBasePort (two each),
-// apiloom replicas from replicaBasePort.
+// Ports the suite uses by default: etcd members from defaultBasePort (two
+// each), apiloom replicas from defaultBasePort+replicaPortOffset.
+// $ROBUSTNESS_BASE_PORT moves the whole range (100 ports), so that two runs
+// can share a machine.
 const (
-	etcdBasePort    = 18400
-	replicaBasePort = 18420
+	defaultBasePort   = 18400
+	replicaPortOffset = 20
 )
+
+// basePort is $ROBUSTNESS_BASE_PORT, or defaultBasePort.
+func basePort() (int, error) {
+	v := os.Getenv("ROBUSTNESS_BASE_PORT")
+	if v == "" {
+		return defaultBasePort, nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 1024 || p > 65535-100 {
+		return 0, fmt.Errorf("cluster: ROBUSTNESS_BASE_PORT=%q: want a port in [1024, 65435]", v)
+	}
+	return p, nil
+}
 
 // Start starts the cluster in a temporary directory and stops every
 // process when t ends. Logs are kept when t fails (their paths are logged).
@@ -103,15 +119,19 @@ func Start(t testing.TB) *Cluster {
 		}
 		os.RemoveAll(dir)
 	})
+	base, err := basePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	bins, err := FindBinaries(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Etcd, err = StartEtcd(ctx, bins.Etcd, dir, 3, etcdBasePort); err != nil {
+	if c.Etcd, err = StartEtcd(ctx, bins.Etcd, dir, 3, base); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), replicaBasePort+i, c.Etcd.Endpoints())
+		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, c.Etcd.Endpoints())
 		if err != nil {
 			t.Fatal(err)
 		}
