@@ -25,7 +25,8 @@ type Process struct {
 	args    []string
 	logPath string
 	// env is added to the suite's environment for the next start;
-	// guarded by mu, like bin (Restart changes both).
+	// guarded by mu, which Start holds while it reads bin and env and
+	// RestartWith while it changes them.
 	env []string
 
 	// mu guards cmd and exited: the current incarnation.
