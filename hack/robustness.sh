@@ -15,12 +15,14 @@ cd "$root"
 GO=${GO:-go}
 mkdir -p bin
 "$GO" build -o bin/apiloom ./cmd/apiloom
+# The planted-bug tests (planted_test.go) run this build with one failpoint armed.
+"$GO" build -tags apiloom_failpoints -o bin/apiloom-failpoints ./cmd/apiloom
 (cd test/robustness && "$GO" build -o "$root/bin/robustness-etcd" ./cmd/etcd)
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
-(cd test/robustness && APILOOM_ROBUSTNESS=1 APILOOM_BIN="$root/bin/apiloom" ROBUSTNESS_ETCD_BIN="$root/bin/robustness-etcd" \
+(cd test/robustness && APILOOM_ROBUSTNESS=1 APILOOM_BIN="$root/bin/apiloom" APILOOM_FAILPOINTS_BIN="$root/bin/apiloom-failpoints" ROBUSTNESS_ETCD_BIN="$root/bin/robustness-etcd" \
   "$GO" test -p 1 -count=1 -v -timeout 30m "$@" ./...) 2>&1 | tee "$out" || status=$?
 echo "== figures"
 grep -o 'FIGURES .*' "$out" || echo "(no scenario reported figures)"

@@ -12,6 +12,8 @@ if [[ -n $unformatted ]]; then
 fi
 
 go vet ./...
+# The failpoints build (test/robustness/planted_test.go) must stay vet clean too.
+go vet -tags apiloom_failpoints ./server/...
 (cd test/kine && go vet ./...)
 (cd test/robustness && go vet ./...)
 

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/apiloom/apiloom/server/internal/failpoint"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -132,6 +133,11 @@ func (w *watcher[O]) collect(buf []storage.Event[O]) []storage.Event[O] {
 		}
 		w.progress = e.rev
 		if ev, ok := w.translate(e); ok {
+			if failpoint.Enabled && failpoint.Fire(failpoint.WatchDropEvent) {
+				failpoint.Logf(failpoint.WatchDropEvent, "%s %s %s at revision %d not sent to a watcher of namespace %q",
+					c.def.GroupResource(), ev.Type, e.key, e.rev, w.m.ns)
+				continue
+			}
 			buf = append(buf, ev)
 			w.sent = e.rev
 			budget--

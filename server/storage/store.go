@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/apiloom/apiloom/server/internal/failpoint"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -90,6 +91,9 @@ func (s *Store[O]) Get(ctx context.Context, key string, opts GetOptions) (O, err
 	if err != nil {
 		return zero, etcdError("get", key, err)
 	}
+	if failpoint.Enabled && opts.ResourceVersion == "" && len(resp.Kvs) > 0 && failpoint.Fire(failpoint.StaleConsistentRead) {
+		resp = s.staleRead(ctx, key, resp)
+	}
 	if minRev > resp.Header.Revision {
 		return zero, &Error{Err: ErrTooLargeResourceVersion, Key: key, ResourceVersion: minRev, CurrentRevision: resp.Header.Revision}
 	}
@@ -118,6 +122,9 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 	full := s.prefix + key
 	if err := s.checkSize(key, full, data); err != nil {
 		return zero, err
+	}
+	if failpoint.Enabled && failpoint.Fire(failpoint.AckWithoutCommit) {
+		return s.ackWithoutCommit(ctx, "create", key, out)
 	}
 	putOpts, lease, err := s.putOptions(ctx, key)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiloom/apiloom/server/internal/failpoint"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -97,6 +98,9 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 		op, result, err := change(kv, cur)
 		if err != nil || op == nil {
 			return result, err
+		}
+		if failpoint.Enabled && op.IsPut() && failpoint.Fire(failpoint.AckWithoutCommit) {
+			return s.ackWithoutCommit(ctx, verb, key, result)
 		}
 		txn, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(full), "=", kv.ModRevision)).

@@ -24,6 +24,10 @@ type Process struct {
 	bin     string
 	args    []string
 	logPath string
+	// env is added to the suite's environment for the next start;
+	// guarded by mu, which Start holds while it reads bin and env and
+	// RestartWith while it changes them.
+	env []string
 
 	// mu guards cmd and exited: the current incarnation.
 	mu     sync.Mutex
@@ -52,6 +56,9 @@ func (p *Process) Start() error {
 	}
 	fmt.Fprintf(log, "==== %s start %q\n", p.Name, p.args)
 	cmd := exec.Command(p.bin, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	// The child dies with the test binary even when the test panics and
 	// never reaches its cleanup.

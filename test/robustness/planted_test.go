@@ -1,0 +1,136 @@
+package robustness
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/apiloom/apiloom/test/robustness/history"
+)
+
+// The planted-bug tests run a real apiloom build with failpoints
+// (server/internal/failpoint, tag apiloom_failpoints), one bug armed in one
+// replica, under the scenarios' traffic, and show that the checker meant
+// for that bug fails and names the spoiled operation, while every other
+// checker either passes or names only that operation (or its key). Each
+// failpoint fires once, at the Nth evaluation on the planted replica: N
+// is past the start, when traffic flows.
+
+// TestPlantedWatchDropEvent: the watch cache skips one event for one
+// watcher. WatchStreams must report the gap at that key and revision,
+// naming the write whose event was dropped.
+func TestPlantedWatchDropEvent(t *testing.T) {
+	run := runPlanted(t, plantedOptions{failpoint: "watchDropEvent=200"})
+	m := regexp.MustCompile(`^failpoint watchDropEvent fired: databases\.example\.apiloom\.dev (ADDED|MODIFIED|DELETED) (\S+) at revision (\d+) `).FindStringSubmatch(run.fired)
+	if m == nil {
+		t.Fatalf("the failpoint fired elsewhere: %s", run.fired)
+	}
+	key, rev := path.Base(m[2]), atoi(t, m[3])
+	r := run.reports["WatchStreams"]
+	var planted map[int]bool
+	for _, f := range r.Failures {
+		if f.Key == key && f.Rev == rev {
+			planted = opSet(f.Ops)
+		}
+	}
+	if planted == nil {
+		t.Fatalf("WatchStreams did not report the dropped %s of %q at revision %d:\n%s", m[1], key, rev, r.String())
+	}
+	t.Logf("WatchStreams caught the planted bug: %s of %q at revision %d, written by %s", m[1], key, rev, opNames(run.ids, planted))
+	run.othersName(t, "WatchStreams", key, planted)
+}
+
+// TestPlantedAckWithoutCommit: one create or update is answered 201/200
+// with the object and a plausible resourceVersion, and never written.
+// LostWrites must report that operation as lost.
+func TestPlantedAckWithoutCommit(t *testing.T) {
+	run := runPlanted(t, plantedOptions{failpoint: "ackWithoutCommit=100"})
+	m := regexp.MustCompile(`^failpoint ackWithoutCommit fired: (create|update) /registry/example\.apiloom\.dev/databases/(\S+) answered with resourceVersion (\d+),`).FindStringSubmatch(run.fired)
+	if m == nil {
+		t.Fatalf("the failpoint fired elsewhere: %s", run.fired)
+	}
+	key, rev := path.Base(m[2]), atoi(t, m[3])
+	planted := map[int]bool{}
+	for _, op := range run.h.Operations {
+		if op.Key == key && op.RV == rev && op.Kind == history.Kind(m[1]) && op.Outcome == history.Acknowledged {
+			planted[op.ID] = true
+		}
+	}
+	if len(planted) != 1 {
+		t.Fatalf("want one acknowledged %s of %q at resourceVersion %d in the record, found %v", m[1], key, rev, planted)
+	}
+	r := run.reports["LostWrites"]
+	caught := false
+	for id := range r.FailedOps() {
+		caught = caught || planted[id]
+	}
+	if !caught {
+		t.Fatalf("LostWrites did not report %s (the %s of %q acknowledged at %d) as lost:\n%s", opNames(run.ids, planted), m[1], key, rev, r.String())
+	}
+	t.Logf("LostWrites caught the planted bug: %s", opNames(run.ids, planted))
+	run.othersName(t, "LostWrites", key, planted)
+}
+
+// TestPlantedStaleConsistentRead: one consistent get is answered from the
+// revision before the object's last change. Every write goes to replica 0;
+// replica 1 (planted) serves the watches and a reader's consistent gets.
+// Linearizable must find the key's history not linearizable.
+func TestPlantedStaleConsistentRead(t *testing.T) {
+	run := runPlanted(t, plantedOptions{failpoint: "staleConsistentRead=100", writersOnReplica0: true, reader: true})
+	m := regexp.MustCompile(`^failpoint staleConsistentRead fired: consistent get of /registry/example\.apiloom\.dev/databases/(\S+) at revision (\d+) answered from revision (\d+) `).FindStringSubmatch(run.fired)
+	if m == nil {
+		t.Fatalf("the failpoint fired elsewhere: %s", run.fired)
+	}
+	key := path.Base(m[1])
+	r := run.reports["Linearizable"]
+	var planted map[int]bool
+	for _, f := range r.Failures {
+		if f.Key == key {
+			planted = opSet(f.Ops)
+		}
+	}
+	if planted == nil {
+		t.Fatalf("Linearizable did not fail on key %q, whose get was answered from revision %s:\n%s", key, m[3], r.String())
+	}
+	t.Logf("Linearizable caught the planted bug on key %q: %s", key, opNames(run.ids, planted))
+	run.othersName(t, "Linearizable", key, planted)
+}
+
+// othersName fails t if a checker other than the one meant for the bug
+// reports a failure that names neither the planted operations nor their
+// key: the planted bug must be the only thing wrong.
+func (run *plantedRun) othersName(t *testing.T, meant, key string, planted map[int]bool) {
+	t.Helper()
+	for name, r := range run.reports {
+		if name == meant {
+			continue
+		}
+		for _, f := range r.Failures {
+			names := f.Key == key
+			for _, id := range f.Ops {
+				names = names || planted[id]
+			}
+			if !names {
+				t.Errorf("%s reports a failure that is not the planted bug's (key %q, %s): %s", name, key, opNames(run.ids, planted), f)
+			}
+		}
+		t.Logf("%s: %d checked, %d failures, each naming the planted operation or its key", name, r.Checked, len(r.Failures))
+	}
+}
+
+func opSet(ids []int) map[int]bool {
+	m := map[int]bool{}
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+func atoi(t *testing.T, s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
