@@ -20,6 +20,9 @@ const (
 	List  Kind = "list"
 )
 
+// IsRead reports whether an operation of this kind only reads.
+func (k Kind) IsRead() bool { return k == Get || k == List }
+
 // IsWrite reports whether an operation of this kind changes state.
 func (k Kind) IsWrite() bool { return k == Create || k == Update || k == Delete || k == Apply }
 

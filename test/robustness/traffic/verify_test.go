@@ -123,3 +123,19 @@ func TestSecondsUnavailable(t *testing.T) {
 		t.Fatalf("seconds unavailable %d, want 6", n)
 	}
 }
+
+// TestMinimalChecksVerdicts: supersede_test.go's tables record the
+// minimal checks' own verdicts.
+func TestMinimalChecksVerdicts(t *testing.T) {
+	for _, tc := range writeCases {
+		v := CheckWrites(tc.ops, supersededHistory)
+		if bad := len(v.Lost)+len(v.Phantom) > 0; bad != tc.bad {
+			t.Errorf("%s: CheckWrites bad %v, table says %v", tc.name, bad, tc.bad)
+		}
+	}
+	for _, tc := range watchCases {
+		if bad := len(CheckWatch(&Watch{Segments: tc.segs}, supersededHistory)) > 0; bad != tc.bad {
+			t.Errorf("%s: CheckWatch bad %v, table says %v", tc.name, bad, tc.bad)
+		}
+	}
+}
