@@ -88,3 +88,5 @@ func rv(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }
+
+func deleteKey(name string, rev int64) string { return name + "@" + strconv.FormatInt(rev, 10) }

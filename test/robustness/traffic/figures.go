@@ -47,3 +47,25 @@ func UnknownWrites(ops []Op, hist []Change) (unknown, applied int) {
 }
 
 func isWrite(k Kind) bool { return k == Create || k == Update || k == Delete || k == Apply }
+
+// SecondsUnavailable counts the distinct seconds since start during
+// which some client was in a request that found the service unavailable
+// (a write or read ending in a transport error, 429 or 5xx): a request
+// that hung 5 s before timing out covers the 5 or 6 seconds it spans.
+func SecondsUnavailable(start time.Time, ops []Op, readFailures []Interval) int {
+	secs := map[int64]bool{}
+	cover := func(iv Interval) {
+		for s := int64(iv.Call.Sub(start) / time.Second); s <= int64(iv.Return.Sub(start)/time.Second); s++ {
+			secs[s] = true
+		}
+	}
+	for _, op := range ops {
+		if op.Unavailable {
+			cover(Interval{Call: op.Call, Return: op.Return})
+		}
+	}
+	for _, iv := range readFailures {
+		cover(iv)
+	}
+	return len(secs)
+}

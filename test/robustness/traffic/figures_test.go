@@ -49,3 +49,18 @@ func TestUnknownWrites(t *testing.T) {
 		t.Fatalf("UnknownWrites = %d, %d; want 2, 1", u, a)
 	}
 }
+
+func TestSecondsUnavailable(t *testing.T) {
+	start := time.Unix(100, 0)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	ops := []Op{
+		{Call: at(1000), Return: at(1100), Unavailable: true},  // second 1
+		{Call: at(1200), Return: at(1900), Unavailable: true},  // second 1 again
+		{Call: at(2500), Return: at(3000)},                     // available
+		{Call: at(7900), Return: at(10100), Unavailable: true}, // seconds 7-10: a hung request
+	}
+	reads := []Interval{{Call: at(5000), Return: at(5100)}} // second 5
+	if n := SecondsUnavailable(start, ops, reads); n != 6 {
+		t.Fatalf("seconds unavailable %d, want 6", n)
+	}
+}

@@ -1,8 +1,10 @@
 // Package traffic drives the robustness scenarios' clients: writers doing
-// creates, preconditioned updates and deletes of example.apiloom.dev
-// Databases through every replica, each write tagged with an operation id
-// and its outcome recorded, and watchers that list, watch, resume and
-// relist, recording every event they receive.
+// creates, preconditioned updates and deletes and forced server-side
+// applies of example.apiloom.dev Databases through every replica, each
+// write tagged with an operation id and its outcome recorded; readers
+// doing consistent gets and lists on every replica; watchers that list,
+// watch, resume and relist, recording every event they receive; and the
+// generated shared informers, one per replica.
 package traffic
 
 import (
