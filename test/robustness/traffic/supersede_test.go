@@ -9,7 +9,9 @@ import (
 	"github.com/apiloom/apiloom/test/robustness/check"
 )
 
-// The minimal checks' cases, with the verdict the minimal checks gave:
+// The minimal checks' cases (CheckWrites, CheckWatch: removed once this
+// test passed; TestMinimalChecksVerdicts held the tables to their verdicts
+// until then), with the verdict the minimal checks gave:
 // check.LostWrites and check.WatchStreams, through ForCheckers, must fail
 // on every history the minimal checks failed on and pass the others, so
 // that runScenario can rely on package check alone.
