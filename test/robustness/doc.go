@@ -11,11 +11,14 @@
 //     18400-18405 and two apiloom replicas on 18420-18421 — killable with
 //     SIGKILL, pausable with SIGSTOP, restartable on their data; leader
 //     discovery through etcd's Status.
-//   - traffic: writers (creates, preconditioned updates and deletes, each
-//     tagged with an operation id, outcome acknowledged/failed/unknown) and
-//     list/watch/resume/relist watchers; etcd's history read straight from
-//     etcd, and minimal checks: no acknowledged write lost, no failed
-//     write applied, each watch equal to etcd's history.
+//   - traffic: writers (creates, preconditioned updates and deletes,
+//     forced server-side applies, each tagged with an operation id,
+//     outcome acknowledged/failed/unknown), consistent readers (get and
+//     list on each replica), list/watch/resume/relist watchers, generated
+//     informers on each replica; etcd's history read straight from etcd,
+//     and ForCheckers, which hands all of it to package check.
+//   - check, history: the checkers every scenario runs (check.All) and
+//     the records they read.
 //   - scenario_test.go: the scenarios, which run only with
 //     APILOOM_ROBUSTNESS=1 (make robustness) and print their FIGURES line.
 package robustness

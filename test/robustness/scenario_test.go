@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
-	"github.com/apiloom/apiloom/test/robustness/check"
 	"github.com/apiloom/apiloom/test/robustness/cluster"
 	"github.com/apiloom/apiloom/test/robustness/traffic"
 )
@@ -115,9 +114,13 @@ type scenario struct {
 	t   *testing.T
 	c   *cluster.Cluster
 	rec *traffic.Recorder
+	// fault is the fault window (faultStart, faultEnd); set by the
+	// scenario's goroutine, read after fault returns.
+	fault faultWindow
 }
 
 func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
+	s.faultStart()
 	if err := p.Kill(ctx); err != nil {
 		s.t.Fatal(err)
 	}
@@ -128,6 +131,7 @@ func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
 func (s *scenario) hold(ctx context.Context, replicas ...int) {
 	s.t.Helper()
 	since := time.Now()
+	s.faultStart() // a no-op when kill marked it
 	s.waitAcks(ctx, since, replicas...)
 	timer := time.NewTimer(time.Until(since.Add(faultHold)))
 	defer timer.Stop()
@@ -145,6 +149,7 @@ func (s *scenario) restartEtcd(ctx context.Context, m *cluster.EtcdMember) {
 	if err := s.c.Etcd.WaitHealthy(ctx); err != nil {
 		s.t.Fatal(err)
 	}
+	s.faultEnd()
 }
 
 // waitAcks waits until each given replica has acknowledged minAcks writes
@@ -203,20 +208,24 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	writersCtx, stopWriters := context.WithCancel(ctx)
 	watchersCtx, stopWatchers := context.WithCancel(ctx)
 	watches := traffic.NewWatches(watchers, len(clients))
+	informers := traffic.StartInformers(trafficConfig, clients)
 	var writersDone, watchersDone sync.WaitGroup
-	writersDone.Add(1)
+	writersDone.Add(2)
 	watchersDone.Add(1)
 	go func() { defer writersDone.Done(); traffic.RunWriters(writersCtx, trafficConfig, clients, s.rec) }()
+	go func() { defer writersDone.Done(); traffic.RunReaders(writersCtx, trafficConfig, clients, s.rec) }()
 	go func() { defer watchersDone.Done(); traffic.RunWatchers(watchersCtx, trafficConfig, watches, clients) }()
 	defer func() { // on t.Fatal too: no goroutine outlives the test
 		stopWriters()
 		stopWatchers()
 		writersDone.Wait()
 		watchersDone.Wait()
+		informers.Stop()
 	}()
 
 	s.waitAcks(ctx, start, 0, 1)
 	fault(ctx, s)
+	s.faultEnd() // a no-op when the scenario's repair marked it
 	repaired := time.Now()
 	s.waitAcks(ctx, repaired, 0, 1)
 	timer := time.NewTimer(time.Until(repaired.Add(settle)))
@@ -256,46 +265,14 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	}
 	stopWatchers()
 	watchersDone.Wait()
-	ops := s.rec.Ops()
-	v := traffic.CheckWrites(ops, hist)
-	relists, resumes, events := 0, 0, 0
-	for i, w := range watches {
-		for _, p := range traffic.CheckWatch(w, hist) {
-			t.Errorf("watcher %d (replica %d): %s", i, w.Replica, p)
+	if len(hist) > 0 {
+		ictx, cancel := context.WithTimeout(ctx, informerCatchUp)
+		if err := informers.WaitFor(ictx, hist[len(hist)-1].Revision); err != nil {
+			t.Error(err)
 		}
-		relists += w.Relists
-		resumes += w.Resumes
-		for _, seg := range w.Segments {
-			events += len(seg.Events)
-		}
+		cancel()
 	}
-	for _, op := range v.Lost {
-		t.Errorf("lost acknowledged write: %+v", op)
-	}
-	shown := 0
-	for _, op := range ops {
-		if op.Outcome == traffic.Unknown && shown < 10 {
-			shown++
-			t.Logf("unknown outcome: %s %s %s via replica %d after %v: %s", op.ID, op.Kind, op.Name, op.Replica, op.Return.Sub(op.Call).Round(time.Millisecond), op.Err)
-		}
-	}
-	for _, op := range v.Phantom {
-		t.Errorf("failed write took effect: %+v", op)
-	}
-	// The checkers over the same records: durability, watch
-	// streams against etcd's history, linearizability of the
-	// preconditioned writes (porcupine).
-	h, e, ids := traffic.ForCheckers(ops, hist, watches)
-	for _, r := range []check.Report{check.LostWrites(h, e), check.WatchStreams(h, e), check.Linearizable(h, time.Minute)} {
-		if !r.OK() {
-			t.Errorf("%s (operation n is the writers' %s):\n%s", r.Checker, opNames(ids, r.FailedOps()), r.String())
-		}
-		t.Logf("checker %s: %d checked, %d skipped, %d failures", r.Checker, r.Checked, r.Skipped, len(r.Failures))
-	}
-	t.Logf("FIGURES %s: duration %.0fs, seconds unavailable %d, writes %d, acknowledged %d, lost %d, phantom %d, unknown %d (%d took effect), "+
-		"etcd changes %d, watch events %d, watch resumes %d, relists %d",
-		t.Name(), elapsed.Seconds(), traffic.SecondsUnavailable(start, ops, s.rec.ReadFailures()), len(ops), v.Acknowledged,
-		len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, len(hist), events, resumes, relists)
+	s.check(start, elapsed, hist, watches, informers.States())
 }
 
 // opNames lists the writers' ids of the history's operations n (1-based).

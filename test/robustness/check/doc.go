@@ -18,6 +18,9 @@
 //     prefix at its revision.
 //   - Converged: every informer's final store equals etcd's final state
 //     for its selector.
+//   - ReadYourWrites: a consistent read called after a write was
+//     acknowledged, by the same replica or another, sees that write: its
+//     revision is at least the write's.
 //
 // The checkers take etcd's history as plain data (Change), so that they
 // do not need etcd; the scenario reads it from etcd (a watch from revision

@@ -22,6 +22,7 @@ const DefaultLinearizableTimeout = 30 * time.Second
 // set on resourceVersion: a create succeeds only on a missing key (409
 // otherwise), an update or delete only on an existing key (404 otherwise)
 // whose revision equals the precondition if one is given (409 otherwise),
+// a forced server-side apply creates or updates the key unconditionally,
 // each acknowledged write's revision is above the key's previous one
 // (except an update that writes the value the key holds: apiloom, like
 // kube-apiserver, skips that write and answers the current revision), and
@@ -135,6 +136,8 @@ func step(s kvState, in kvInput, out kvOutput) []any {
 		applies, next = s.exists && preHolds, kvState{exists: true, value: in.value}
 	case history.Delete:
 		applies, next = s.exists && preHolds, kvState{}
+	case history.Apply:
+		applies, next = true, kvState{exists: true, value: in.value}
 	}
 	switch out.outcome {
 	case history.Acknowledged:
@@ -148,6 +151,8 @@ func step(s kvState, in kvInput, out kvOutput) []any {
 		return []any{next}
 	case history.Failed:
 		switch {
+		case in.kind == history.Apply:
+			return []any{s} // a forced apply refused (409 after its retries) changed nothing
 		case out.code == 404 && !s.exists && in.kind != history.Create,
 			out.code == 409 && in.kind == history.Create && s.exists,
 			out.code == 409 && in.kind != history.Create && s.exists && preFails:

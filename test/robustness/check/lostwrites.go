@@ -16,7 +16,9 @@ import (
 // Values must be unique per write (the scenario writes the operation id
 // into each value) for the second half: a committed value whose only
 // writers failed definitely is a failure reported as "failed but
-// committed".
+// committed". Deletes carry no value: a committed delete whose only
+// possible makers (the deletes of its key whose precondition named the
+// version deleted, or none) failed definitely is reported the same way.
 func LostWrites(h history.History, e Etcd) Report {
 	r := Report{Checker: "LostWrites"}
 	byRev := e.byRev()
@@ -32,6 +34,12 @@ func LostWrites(h history.History, e Etcd) Report {
 		}
 		r.Checked++
 		f := Failure{Ops: []int{op.ID}, Key: op.Key, Rev: op.RV}
+		if op.RV == 0 && e.FirstRev <= 1 {
+			// A client that could not learn the revision (a delete's answer
+			// carries none) found no change in etcd's history for it.
+			r.failf(f, "%v: lost, etcd's complete history holds no change for it", op)
+			continue
+		}
 		if op.RV < e.FirstRev {
 			if !supersededOrHeld(op, final, lastChange, w) {
 				r.failf(f, "%v: compacted, and neither etcd's final state nor a later write holds it", op)
@@ -52,10 +60,13 @@ func LostWrites(h history.History, e Etcd) Report {
 			r.failf(f, "%v: lost, etcd's revision %d holds value %q", op, op.RV, c.Value)
 		}
 	}
+	prevRev := map[string]int64{} // key -> revision of its last put so far
 	for _, c := range e.Changes {
 		if c.Delete {
+			checkDeleteCommitted(&r, c, prevRev[c.Key], h)
 			continue
 		}
+		prevRev[c.Key] = c.Rev
 		ops := w.byValue[c.Value]
 		if len(ops) == 0 {
 			continue // written by someone the history does not record
@@ -74,6 +85,32 @@ func LostWrites(h history.History, e Etcd) Report {
 		}
 	}
 	return r
+}
+
+// checkDeleteCommitted fails r when etcd's delete c of the version at
+// prev could only have been made by deletes that failed definitely: the
+// deletes of c's key whose precondition named that version (or none).
+// A delete that no recorded delete could have made was made by someone
+// the history does not record.
+func checkDeleteCommitted(r *Report, c Change, prev int64, h history.History) {
+	var ids []int
+	var first history.Operation
+	for _, op := range h.Operations {
+		if op.Kind != history.Delete || op.Key != c.Key || (op.PreconditionRV != 0 && op.PreconditionRV != prev) {
+			continue
+		}
+		if op.Outcome != history.Failed {
+			return
+		}
+		if len(ids) == 0 {
+			first = op
+		}
+		ids = append(ids, op.ID)
+	}
+	if len(ids) > 0 {
+		r.failf(Failure{Ops: ids, Key: c.Key, Rev: c.Rev}, "delete of key %q (version %d) committed at revision %d by deletes that failed definitely (%d %s)",
+			c.Key, prev, c.Rev, first.Code, first.Reason)
+	}
 }
 
 // supersededOrHeld reports whether an acknowledged write older than etcd's

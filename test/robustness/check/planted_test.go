@@ -18,6 +18,7 @@ func TestCheckersPassCorrectRuns(t *testing.T) {
 		{Lost: 0.1},
 		{Clients: 8, Ops: 300, Lost: 0.3, Streams: 10, Informers: 4},
 		{Clients: 2, Keys: []string{"a/0"}, Lost: 0.5},
+		{Lost: 0.2, Applies: 15},
 	} {
 		for seed := range int64(seeds) {
 			cfg.Seed = seed
@@ -115,5 +116,38 @@ func TestSnapshotsCatchesTornList(t *testing.T) {
 			}
 		}
 		t.Errorf("planted %+v, not reported: %s", res.Planted, &r)
+	})
+}
+
+// TestReadYourWritesCatchesStaleReplica: a consistent list on one replica
+// that answers the state before a write the other replica acknowledged
+// before the list was called is reported, naming the list (and the
+// latest write of a key it missed, the planted one or a later one);
+// Snapshots sees nothing wrong (the answer is a state etcd had).
+func TestReadYourWritesCatchesStaleReplica(t *testing.T) {
+	planted(t, sim.StaleReplicaRead, func(t *testing.T, res sim.Result) {
+		r := check.ReadYourWrites(res.History, res.Etcd)
+		found := false
+		for _, f := range r.Failures {
+			found = found || (len(f.Ops) == 2 && f.Ops[1] == res.Planted.Op && f.Rev >= res.Planted.Rev)
+		}
+		if !found {
+			t.Errorf("planted %+v, not reported: %s", res.Planted, &r)
+		}
+		if s := check.Snapshots(res.History, res.Etcd); !s.OK() {
+			t.Errorf("a stale list of a state etcd had is a snapshot: %s", &s)
+		}
+	})
+}
+
+// TestReadYourWritesCatchesStaleRead: a consistent get that returns the
+// value a write replaced before the get began is reported, by operation
+// id.
+func TestReadYourWritesCatchesStaleRead(t *testing.T) {
+	planted(t, sim.StaleRead, func(t *testing.T, res sim.Result) {
+		r := check.ReadYourWrites(res.History, res.Etcd)
+		if !r.FailedOps()[res.Planted.Op] {
+			t.Errorf("planted %+v, report does not name op %d: %s", res.Planted, res.Planted.Op, &r)
+		}
 	})
 }

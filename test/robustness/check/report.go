@@ -84,7 +84,7 @@ func (r *Report) FailedOps() map[int]bool {
 
 // All runs every checker over a scenario's history and etcd's, in the
 // order LostWrites, WatchStreams, Linearizable (with linearizableTimeout
-// per key), Snapshots, Converged.
+// per key), Snapshots, Converged, ReadYourWrites.
 func All(h history.History, e Etcd, linearizableTimeout time.Duration) []Report {
 	return []Report{
 		LostWrites(h, e),
@@ -92,5 +92,6 @@ func All(h history.History, e Etcd, linearizableTimeout time.Duration) []Report 
 		Linearizable(h, linearizableTimeout),
 		Snapshots(h, e),
 		Converged(h, e),
+		ReadYourWrites(h, e),
 	}
 }

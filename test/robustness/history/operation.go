@@ -13,12 +13,18 @@ const (
 	Create Kind = "create"
 	Update Kind = "update"
 	Delete Kind = "delete"
-	Get    Kind = "get"
-	List   Kind = "list"
+	// Apply is a server-side apply with force: it creates the object or
+	// updates it, with no precondition.
+	Apply Kind = "apply"
+	Get   Kind = "get"
+	List  Kind = "list"
 )
 
+// IsRead reports whether an operation of this kind only reads.
+func (k Kind) IsRead() bool { return k == Get || k == List }
+
 // IsWrite reports whether an operation of this kind changes state.
-func (k Kind) IsWrite() bool { return k == Create || k == Update || k == Delete }
+func (k Kind) IsWrite() bool { return k == Create || k == Update || k == Delete || k == Apply }
 
 // Outcome is what a client knows about whether its operation happened.
 type Outcome int
@@ -74,6 +80,9 @@ type Request struct {
 	// ReadRV is the resourceVersion a get or list asked for, as sent: ""
 	// is a consistent (quorum) read, "0" may be served from the cache.
 	ReadRV string
+	// Replica is the apiloom replica the request was sent to, for the
+	// checkers that compare replicas (ReadYourWrites).
+	Replica int
 }
 
 // Response is what the server answered to an operation that returned.
@@ -117,7 +126,7 @@ func (op Operation) String() string {
 	if op.PreconditionRV != 0 {
 		s += fmt.Sprintf(" if rv=%d", op.PreconditionRV)
 	}
-	if op.Kind == Create || op.Kind == Update {
+	if op.Kind == Create || op.Kind == Update || op.Kind == Apply {
 		s += fmt.Sprintf(" value=%q", op.Value)
 	}
 	if op.Kind == Get || op.Kind == List {

@@ -36,7 +36,7 @@ func TestForCheckers(t *testing.T) {
 	}
 	run := func(ops []Op, events []Event) map[string]check.Report {
 		w := &Watch{Segments: []Segment{{FromRV: 1, EndRV: 4, Events: events}}}
-		h, e, _ := ForCheckers(ops, hist, []*Watch{w})
+		h, e, _ := ForCheckers(ops, nil, hist, []*Watch{w}, nil)
 		out := map[string]check.Report{}
 		for _, r := range []check.Report{check.LostWrites(h, e), check.WatchStreams(h, e), check.Linearizable(h, 10*time.Second)} {
 			out[r.Checker] = r

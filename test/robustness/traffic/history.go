@@ -13,7 +13,7 @@ import (
 )
 
 // Change is one change of etcd's history under a prefix: what the
-// minimal checks compare the clients' records with.
+// checkers compare the clients' records with (through ForCheckers).
 type Change struct {
 	Name     string // the key without the prefix
 	Type     watch.EventType

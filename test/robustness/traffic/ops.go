@@ -1,8 +1,10 @@
 // Package traffic drives the robustness scenarios' clients: writers doing
-// creates, preconditioned updates and deletes of example.apiloom.dev
-// Databases through every replica, each write tagged with an operation id
-// and its outcome recorded, and watchers that list, watch, resume and
-// relist, recording every event they receive.
+// creates, preconditioned updates and deletes and forced server-side
+// applies of example.apiloom.dev Databases through every replica, each
+// write tagged with an operation id and its outcome recorded; readers
+// doing consistent gets and lists on every replica; watchers that list,
+// watch, resume and relist, recording every event they receive; and the
+// generated shared informers, one per replica.
 package traffic
 
 import (
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiloom/apiloom/test/robustness/history"
 )
 
 // OpIDAnnotation carries the id of the write that produced an object
@@ -36,16 +40,22 @@ func (o Outcome) String() string {
 	return [...]string{"acknowledged", "failed", "unknown"}[o]
 }
 
-// Kind is the write's verb.
+// Kind is the operation's verb.
 type Kind string
 
 const (
 	Create Kind = "create"
 	Update Kind = "update"
 	Delete Kind = "delete"
+	// Apply is a server-side apply (field manager ApplyFieldManager,
+	// force): creates or updates, no precondition.
+	Apply Kind = "apply"
+	// Get and List are consistent reads (resourceVersion "").
+	Get  Kind = "get"
+	List Kind = "list"
 )
 
-// Op is one write as its client saw it.
+// Op is one write or consistent read as its client saw it.
 type Op struct {
 	ID      string
 	Kind    Kind
@@ -56,8 +66,16 @@ type Op struct {
 	Precondition string
 	Call, Return time.Time
 	Outcome      Outcome
-	// ResourceVersion of the object an acknowledged create or update returned.
+	// ResourceVersion of the object an acknowledged create, update or
+	// apply returned, or a get read; a list's resourceVersion.
 	ResourceVersion string
+	// Found and Read: whether an acknowledged get found the object, and
+	// its OpIDAnnotation.
+	Found bool
+	Read  string
+	// Items are what an acknowledged list read: each object's name, its
+	// OpIDAnnotation as value and its resourceVersion.
+	Items []history.Item
 	// Unavailable: the error said the service could not be reached or
 	// answer (not a refusal on the merits such as a conflict).
 	Unavailable bool
@@ -87,10 +105,11 @@ func classify(err error) (outcome Outcome, unavailable bool) {
 	return Unknown, true // EOF, reset, timeout: the request may have been served
 }
 
-// Recorder collects the writers' operations.
+// Recorder collects the writers' operations and the readers' reads.
 type Recorder struct {
-	mu  sync.Mutex // guards ops and readFailures
-	ops []Op
+	mu    sync.Mutex // guards ops, reads and readFailures
+	ops   []Op
+	reads []Op
 	// readFailures are the writers' reads that failed for unavailability
 	// (call and return time): they count in the seconds unavailable.
 	readFailures []Interval
@@ -118,7 +137,20 @@ func (r *Recorder) add(op Op) {
 	r.mu.Unlock()
 }
 
-// Ops returns a copy of the recorded operations.
+func (r *Recorder) addRead(op Op) {
+	r.mu.Lock()
+	r.reads = append(r.reads, op)
+	r.mu.Unlock()
+}
+
+// Reads returns a copy of the readers' consistent reads.
+func (r *Recorder) Reads() []Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Op(nil), r.reads...)
+}
+
+// Ops returns a copy of the recorded writes.
 func (r *Recorder) Ops() []Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()

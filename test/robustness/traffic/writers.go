@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+	examplev1ac "github.com/apiloom/apiloom/generated/applyconfigurations/example/v1"
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
 )
 
@@ -71,8 +72,9 @@ func (w *writer) run(ctx context.Context) {
 }
 
 // step reads one object (a consistent get) and writes it: creates it when
-// absent, else updates (3 in 4) or deletes it with its resourceVersion as
-// precondition.
+// absent (or applies it, 1 in 4), else updates it (1 in 2) or deletes it
+// (1 in 4) with its resourceVersion as precondition, or applies it (1 in
+// 4, no precondition).
 func (w *writer) step(parent context.Context) {
 	ctx, cancel := context.WithTimeout(parent, w.cfg.OpTimeout)
 	defer cancel()
@@ -90,11 +92,14 @@ func (w *writer) step(parent context.Context) {
 	op := Op{ID: fmt.Sprintf("w%d-%d", w.id, w.seq), Client: w.id, Replica: w.replica, Name: name}
 	op.Call = time.Now()
 	var out *examplev1.Database
-	switch {
+	switch n := w.rng.IntN(4); {
+	case n == 3:
+		op.Kind = Apply
+		out, err = dbs.Apply(ctx, w.applyDatabase(name, op.ID), metav1.ApplyOptions{FieldManager: ApplyFieldManager, Force: true})
 	case err != nil: // not found
 		op.Kind = Create
 		out, err = dbs.Create(ctx, w.newDatabase(name, op.ID), metav1.CreateOptions{})
-	case w.rng.IntN(4) < 3:
+	case n < 2:
 		op.Kind, op.Precondition = Update, cur.ResourceVersion
 		if cur.Annotations == nil {
 			cur.Annotations = map[string]string{}
@@ -115,6 +120,19 @@ func (w *writer) step(parent context.Context) {
 		op.ResourceVersion = out.ResourceVersion
 	}
 	w.rec.add(op)
+}
+
+// ApplyFieldManager is the field manager of the writers' server-side
+// applies.
+const ApplyFieldManager = "robustness-apply"
+
+// applyDatabase is the apply configuration of a Database the apply
+// writers own: every field they set, tagged with the op id.
+func (w *writer) applyDatabase(name, id string) *examplev1ac.DatabaseApplyConfiguration {
+	return examplev1ac.Database(name, w.cfg.Namespace).
+		WithAnnotations(map[string]string{OpIDAnnotation: id}).
+		WithSpec(examplev1ac.DatabaseSpec().WithEngine("postgres").WithVersion("16.4").
+			WithReplicas(int32(1 + w.rng.IntN(9))).WithStorageGiB(10))
 }
 
 func (w *writer) newDatabase(name, id string) *examplev1.Database {

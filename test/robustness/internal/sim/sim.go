@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/apiloom/apiloom/test/robustness/check"
@@ -29,7 +31,16 @@ const (
 	// TornList: one list answer lacks one of the objects etcd held at its
 	// revision.
 	TornList
+	// StaleReplicaRead: one consistent list served by one replica answers
+	// the state just before a write that the other replica acknowledged
+	// before the list was called (a replica serving consistent reads from
+	// a cache that lags). The answer is a state etcd had.
+	StaleReplicaRead
 )
+
+// Replicas is how many replicas the clients spread over: client i sends
+// to replica i % Replicas.
+const Replicas = 2
 
 // Config is a run's shape.
 type Config struct {
@@ -43,6 +54,10 @@ type Config struct {
 	// Lost is the probability that an operation's answer is lost (before
 	// or after the store applied it): its outcome is unknown.
 	Lost float64
+	// Applies is the percentage (at most 30) of operations that are
+	// forced server-side applies instead of updates; 0 keeps the mix the
+	// planted-bug tests were tuned on.
+	Applies int
 	// Streams and Informers are how many of each the run records.
 	Streams, Informers int
 	Bug                Bug
@@ -116,7 +131,9 @@ type sim struct {
 	planted Planted
 	// returnSeq is when each acknowledged write returned.
 	returnSeq map[int]int
-	values    int
+	// acked are the acknowledged writes, in the order they returned.
+	acked  []history.Operation
+	values int
 }
 
 // Run runs the clients and returns the history.
@@ -171,6 +188,8 @@ func (s *sim) start(c *client) {
 	switch n := s.rnd.IntN(100); {
 	case n < 20:
 		req.Kind = history.Create
+	case n < 20+s.cfg.Applies:
+		req.Kind = history.Apply
 	case n < 50:
 		req.Kind = history.Update
 	case n < 60:
@@ -181,8 +200,9 @@ func (s *sim) start(c *client) {
 		req.Kind = history.List
 		req.Key = []string{"", "a/", "b/"}[s.rnd.IntN(3)]
 	}
+	req.Replica = c.id % Replicas
 	switch req.Kind {
-	case history.Create, history.Update:
+	case history.Create, history.Update, history.Apply:
 		s.values++
 		req.Value = fmt.Sprintf("w%d", s.values)
 	case history.Get, history.List:
@@ -221,6 +241,9 @@ func (s *sim) apply(c *client, started int) {
 			c.mustAck = true
 			s.planted = Planted{Done: true, Op: c.call.ID(), Key: it.Key, Rev: c.resp.RV}
 		}
+		if s.cfg.Bug == StaleReplicaRead && !s.planted.Done && c.req.ReadRV == "" {
+			s.plantStaleReplicaRead(c)
+		}
 	default:
 		commit := true
 		if s.cfg.Bug == AckWithoutCommit && !s.planted.Done && started > s.cfg.Ops/3 && c.req.Kind != history.Delete {
@@ -252,6 +275,31 @@ func (s *sim) plantStaleRead(c *client) {
 	s.planted = Planted{Done: true, Op: c.call.ID(), Key: c.req.Key, Rev: prev.RV}
 }
 
+// plantStaleReplicaRead answers the list with the state just before the
+// latest write under its prefix that the other replica acknowledged
+// before the list was called.
+func (s *sim) plantStaleReplicaRead(c *client) {
+	var w *history.Operation
+	for i := range s.acked {
+		a := &s.acked[i]
+		if a.Replica != c.req.Replica && s.returnSeq[a.ID] < c.callSeq && strings.HasPrefix(a.Key, c.req.Key) && (w == nil || a.RV > w.RV) {
+			w = a
+		}
+	}
+	if w == nil || w.RV < 2 {
+		return
+	}
+	state := s.st.stateAt(w.RV-1, c.req.Key)
+	items := make([]history.Item, 0, len(state))
+	for _, it := range state {
+		items = append(items, it)
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Key < items[j].Key })
+	c.resp = history.Response{Items: items, RV: w.RV - 1}
+	c.mustAck = true
+	s.planted = Planted{Done: true, Op: c.call.ID(), Key: w.Key, Rev: w.RV}
+}
+
 func (s *sim) finish(c *client) {
 	c.phase = idle
 	if !c.mustAck && s.rnd.Float64() < s.cfg.Lost/2 {
@@ -266,10 +314,13 @@ func (s *sim) finish(c *client) {
 	if outcome != history.Acknowledged {
 		return
 	}
-	switch c.req.Kind {
-	case history.Create, history.Update:
-		c.known[c.req.Key] = resp.RV
+	if c.req.Kind.IsWrite() {
 		s.returnSeq[c.call.ID()] = s.seq
+		s.acked = append(s.acked, history.Operation{ID: c.call.ID(), Request: c.req, Response: resp})
+	}
+	switch c.req.Kind {
+	case history.Create, history.Update, history.Apply:
+		c.known[c.req.Key] = resp.RV
 	case history.Delete:
 		c.known[c.req.Key] = 0
 	case history.Get:

@@ -34,6 +34,7 @@ func newStore() *store {
 func (s *store) write(op int, req history.Request, commit bool) (history.Outcome, history.Response) {
 	cur, exists := s.state[req.Key]
 	switch {
+	case req.Kind == history.Apply: // forced: creates or updates, no precondition
 	case req.Kind == history.Create && exists:
 		return history.Failed, history.Response{Code: 409, Reason: "AlreadyExists"}
 	case req.Kind != history.Create && !exists:
