@@ -176,7 +176,7 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 
 	ops := rec.Ops()
 	var e check.Etcd
-	run.h, e, run.ids = traffic.ForCheckers(ops, hist, watches)
+	run.h, e, run.ids = traffic.ForCheckers(ops, nil, hist, watches, nil)
 	run.ids = append(run.ids, rd.appendTo(&run.h, ops)...)
 	run.reports = map[string]check.Report{}
 	for _, r := range []check.Report{check.LostWrites(run.h, e), check.WatchStreams(run.h, e), check.Linearizable(run.h, time.Minute)} {
