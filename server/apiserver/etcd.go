@@ -86,8 +86,12 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 		Endpoints:   endpoints,
 		TLS:         tlsCfg,
 		DialTimeout: 20 * time.Second,
-		Logger:      zap.NewNop(),
-		Context:     context.WithoutCancel(ctx),
+		// Without keepalive a connection that stops carrying bytes but is
+		// never closed hangs every request and watch routed to it forever.
+		DialKeepAliveTime:    o.EtcdKeepaliveTime,
+		DialKeepAliveTimeout: o.EtcdKeepaliveTimeout,
+		Logger:               zap.NewNop(),
+		Context:              context.WithoutCancel(ctx),
 		// Requests up to etcd's limit must leave; etcd itself refuses
 		// larger ones, with an error storage maps to 413.
 		MaxCallSendMsgSize: max(8<<20, o.EtcdMaxRequestBytes+1<<20),

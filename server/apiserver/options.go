@@ -98,6 +98,14 @@ type Options struct {
 	WatchCache bool
 	// CompactionInterval is how often etcd history is compacted; 0 disables.
 	CompactionInterval time.Duration
+	// EtcdKeepaliveTime and EtcdKeepaliveTimeout are the etcd client's
+	// gRPC keepalive: after EtcdKeepaliveTime without a frame from a
+	// member it pings, and a connection whose ping is not answered within
+	// EtcdKeepaliveTimeout is closed, so that requests and watches move to
+	// another member instead of hanging on a connection that silently
+	// stopped carrying bytes (a dead host, a partition, a half-open TCP
+	// connection). kube-apiserver hard-codes 30s and 10s.
+	EtcdKeepaliveTime, EtcdKeepaliveTimeout time.Duration
 	// Profiling serves Go's pprof profiles under /debug/pprof/ (to the
 	// admin, like every other path).
 	Profiling bool
@@ -175,6 +183,8 @@ func DefaultOptions() Options {
 		LeaseReuseDurationSeconds:    int64(storage.DefaultLeaseReuse / time.Second),
 		HookTimeout:                  hook.DefaultTimeout,
 		CompactionInterval:           5 * time.Minute,
+		EtcdKeepaliveTime:            30 * time.Second,
+		EtcdKeepaliveTimeout:         10 * time.Second,
 		ShutdownTimeout:              30 * time.Second,
 		AuthorizationModes:           []string{AuthorizationModeRBAC},
 		// kube-apiserver's defaults.
@@ -239,6 +249,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"(mutating, validating, delete); past it the request fails with a 500 InternalError and the hook is logged")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "how often to compact etcd history; 0 disables")
+	fs.DurationVar(&o.EtcdKeepaliveTime, "etcd-keepalive-time", o.EtcdKeepaliveTime,
+		"how long the etcd client's connection to a member may carry no frame before the client pings it (gRPC keepalive; at least 10s, gRPC's floor)")
+	fs.DurationVar(&o.EtcdKeepaliveTimeout, "etcd-keepalive-timeout", o.EtcdKeepaliveTimeout,
+		"how long the etcd client waits for a keepalive ping's answer before it closes the connection and moves its requests and watches to another member")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	o.addAuthorizationFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
@@ -318,6 +332,12 @@ func (o *Options) Validate() error {
 	}
 	if o.CompactionInterval < 0 {
 		errs = append(errs, errors.New("--etcd-compaction-interval must not be negative"))
+	}
+	if o.EtcdKeepaliveTime < 10*time.Second {
+		errs = append(errs, errors.New("--etcd-keepalive-time must be at least 10s (gRPC raises shorter ones to 10s)"))
+	}
+	if o.EtcdKeepaliveTimeout <= 0 {
+		errs = append(errs, errors.New("--etcd-keepalive-timeout must be positive"))
 	}
 	if o.RequestTimeout < 0 {
 		errs = append(errs, errors.New("--request-timeout must not be negative"))

@@ -179,12 +179,17 @@ func (s *scenario) waitAcks(ctx context.Context, since time.Time, replicas ...in
 // and repairs the fault), lets traffic settle on the repaired cluster,
 // then checks the record against etcd and prints the figures.
 func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
+	runScenarioOn(t, nil, fault)
+}
+
+// runScenarioOn is runScenario on a cluster made with opts.
+func runScenarioOn(t *testing.T, opts []cluster.Option, fault func(context.Context, *scenario)) {
 	if os.Getenv("APILOOM_ROBUSTNESS") != "1" {
 		t.Skip("starts an etcd cluster and apiloom replicas as processes: set APILOOM_ROBUSTNESS=1 (make robustness)")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	c := cluster.Start(t)
+	c := cluster.Start(t, opts...)
 	var clients []versioned.Interface
 	for i, r := range c.Replicas {
 		cfg, err := r.Config()

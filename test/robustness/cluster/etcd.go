@@ -22,9 +22,20 @@ var ErrNoLeader = errors.New("cluster: no etcd leader")
 type EtcdMember struct {
 	*Process
 	ClientURL string
-	PeerURL   string
+	PeerURL   string // where it listens for peers
 	Dir       string
+	// PeerProxy, when the cluster has peer proxies, is the proxy every
+	// peer connection to this member goes through (its advertised peer
+	// URL): delaying it delays the member's raft traffic.
+	PeerProxy *Proxy
+
+	index             int    // position in Etcd.Members
+	advertisedPeerURL string // PeerURL, or PeerProxy's
 }
+
+// Index is the member's position in Etcd.Members (its namespace in a
+// Network).
+func (m *EtcdMember) Index() int { return m.index }
 
 // Etcd is a cluster of etcd members, each a process of its own (the
 // suite's cmd/etcd binary).
@@ -36,26 +47,61 @@ type Etcd struct {
 // basePort+2i and peer port basePort+2i+1, and waits until they have
 // elected a leader and serve a linearizable read.
 func StartEtcd(ctx context.Context, bin, dir string, size, basePort int) (*Etcd, error) {
+	return startEtcd(ctx, bin, dir, etcdLayout{size: size, base: basePort})
+}
+
+// etcdLayout is where the members of a cluster listen: on loopback, or
+// each in its namespace of net; and whether peers reach member i through
+// a proxy on peerProxyPort+i (to delay its peer traffic).
+type etcdLayout struct {
+	size, base    int
+	net           *Network
+	peerProxyPort int // 0: no peer proxies
+}
+
+func (l etcdLayout) host(i int) string {
+	if l.net != nil {
+		return l.net.IP(i)
+	}
+	return "127.0.0.1"
+}
+
+func startEtcd(ctx context.Context, bin, dir string, l etcdLayout) (*Etcd, error) {
 	e := &Etcd{}
 	var initial []string
-	for i := range size {
+	for i := range l.size {
 		m := &EtcdMember{
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", basePort+2*i),
-			PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", basePort+2*i+1),
+			ClientURL: fmt.Sprintf("http://%s:%d", l.host(i), l.base+2*i),
+			PeerURL:   fmt.Sprintf("http://%s:%d", l.host(i), l.base+2*i+1),
 			Dir:       filepath.Join(dir, fmt.Sprintf("etcd%d", i)),
 		}
+		advertised := m.PeerURL
+		if l.peerProxyPort != 0 {
+			p, err := startProxy(ctx, l.peerProxyPort+i, m.PeerURL)
+			if err != nil {
+				e.Close(ctx)
+				return nil, err
+			}
+			m.PeerProxy, advertised = p, p.URL
+		}
 		name := fmt.Sprintf("etcd%d", i)
-		initial = append(initial, name+"="+m.PeerURL)
+		initial = append(initial, name+"="+advertised)
 		m.Process = newProcess(name, bin, filepath.Join(dir, name+".log"))
+		m.index = i
+		m.advertisedPeerURL = advertised
 		e.Members = append(e.Members, m)
 	}
 	for _, m := range e.Members {
 		if err := os.MkdirAll(m.Dir, 0o700); err != nil {
+			e.Close(ctx)
 			return nil, err
 		}
 		m.args = []string{"--name", m.Name, "--data-dir", filepath.Join(m.Dir, "data"),
-			"--listen-client-url", m.ClientURL, "--listen-peer-url", m.PeerURL,
+			"--listen-client-url", m.ClientURL, "--listen-peer-url", m.PeerURL, "--advertise-peer-url", m.advertisedPeerURL,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new"}
+		if l.net != nil {
+			m.bin, m.args = l.net.Command(m.index, bin, m.args...)
+		}
 		if err := m.Start(); err != nil {
 			e.Close(ctx)
 			return nil, err
@@ -169,11 +215,17 @@ func (e *Etcd) WaitHealthy(ctx context.Context) error {
 	})
 }
 
-// Close terminates every member (SIGTERM, then SIGKILL after ctx).
+// Close terminates every member (SIGTERM, then SIGKILL after ctx), then
+// closes the peer proxies.
 func (e *Etcd) Close(ctx context.Context) {
 	for _, m := range e.Members {
-		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m.Terminate(tctx)
-		cancel()
+		if m.Process != nil {
+			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			m.Terminate(tctx)
+			cancel()
+		}
+		if m.PeerProxy != nil {
+			m.PeerProxy.Close()
+		}
 	}
 }

@@ -76,6 +76,11 @@ type Cluster struct {
 	Etcd     *Etcd
 	Replicas []*Replica
 	Dir      string
+	// Net holds the members' network namespaces (WithNetwork), else nil.
+	Net *Network
+	// ClientProxies[r][i] is replica r's link to member i
+	// (WithClientProxies), else nil.
+	ClientProxies [][]*Proxy
 }
 
 // Ports the suite uses by default: etcd members from defaultBasePort (two
@@ -102,8 +107,21 @@ func basePort() (int, error) {
 
 // Start starts the cluster in a temporary directory and stops every
 // process when t ends. Logs are kept when t fails (their paths are logged).
-func Start(t testing.TB) *Cluster {
+// Everything the options make (namespaces, proxies) is removed then too.
+func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.network {
+		if err := NetworkAvailable(); err != nil {
+			t.Skipf("network faults: %v", err)
+		}
+		if o.peerProxies {
+			t.Fatal("cluster: WithPeerProxies and WithNetwork do not go together")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "apiloom-robustness-")
@@ -127,11 +145,33 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Etcd, err = StartEtcd(ctx, bins.Etcd, dir, 3, base); err != nil {
+	layout := etcdLayout{size: 3, base: base}
+	if o.network {
+		if c.Net, err = NewNetwork(ctx, base, layout.size); err != nil {
+			t.Fatal(err)
+		}
+		layout.net = c.Net
+	}
+	if o.peerProxies {
+		layout.peerProxyPort = base + peerProxyPortOffset
+	}
+	if c.Etcd, err = startEtcd(ctx, bins.Etcd, dir, layout); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, c.Etcd.Endpoints())
+		endpoints := c.Etcd.Endpoints()
+		if o.clientProxies {
+			c.ClientProxies = append(c.ClientProxies, nil)
+			for m, ep := range endpoints {
+				p, err := startProxy(ctx, base+clientProxyPortOffset+3*i+m, ep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.ClientProxies[i] = append(c.ClientProxies[i], p)
+				endpoints[m] = p.URL
+			}
+		}
+		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, endpoints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +180,8 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
-// Close terminates the replicas, then the etcd members.
+// Close terminates the replicas, then the etcd members, and removes the
+// proxies and the network.
 func (c *Cluster) Close() {
 	ctx := context.Background()
 	for _, r := range c.Replicas {
@@ -148,7 +189,15 @@ func (c *Cluster) Close() {
 		r.Terminate(tctx)
 		cancel()
 	}
+	for _, ps := range c.ClientProxies {
+		for _, p := range ps {
+			p.Close()
+		}
+	}
 	if c.Etcd != nil {
 		c.Etcd.Close(ctx)
+	}
+	if c.Net != nil {
+		c.Net.Close()
 	}
 }

@@ -20,17 +20,21 @@ func main() {
 	name := flag.String("name", "m0", "member name")
 	dir := flag.String("data-dir", "", "data directory (required)")
 	client := flag.String("listen-client-url", "http://127.0.0.1:2379", "client URL, listened on and advertised")
-	peer := flag.String("listen-peer-url", "http://127.0.0.1:2380", "peer URL, listened on and advertised")
+	peer := flag.String("listen-peer-url", "http://127.0.0.1:2380", "peer URL, listened on (and advertised unless --advertise-peer-url)")
+	advertisePeer := flag.String("advertise-peer-url", "", "peer URL advertised to the other members, when they reach this one through a proxy (default: --listen-peer-url)")
 	cluster := flag.String("initial-cluster", "", "name=peerURL,... of every member")
 	state := flag.String("initial-cluster-state", "new", "new or existing (ignored once the data directory holds a member)")
 	flag.Parse()
-	if err := run(*name, *dir, *client, *peer, *cluster, *state); err != nil {
+	if *advertisePeer == "" {
+		*advertisePeer = *peer
+	}
+	if err := run(*name, *dir, *client, *peer, *advertisePeer, *cluster, *state); err != nil {
 		fmt.Fprintln(os.Stderr, "etcd:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, dir, client, peer, cluster, state string) error {
+func run(name, dir, client, peer, advertisePeer, cluster, state string) error {
 	if dir == "" || cluster == "" {
 		return fmt.Errorf("--data-dir and --initial-cluster are required")
 	}
@@ -42,11 +46,15 @@ func run(name, dir, client, peer, cluster, state string) error {
 	if err != nil {
 		return err
 	}
+	ap, err := url.Parse(advertisePeer)
+	if err != nil {
+		return err
+	}
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = dir
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*c}, []url.URL{*c}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*p}, []url.URL{*p}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*p}, []url.URL{*ap}
 	cfg.InitialCluster = cluster
 	cfg.ClusterState = state
 	cfg.InitialClusterToken = "apiloom-robustness"
