@@ -107,7 +107,7 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log, metrics)
 		onNoSpace = b.recovery.notify
 	}
-	c.KV = newSpaceKV(c.KV, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)
+	c.KV = newSpaceKV(leaderKV{c.KV}, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)
 
 	// Fail fast on an unreachable cluster instead of at the first request.
 	pingCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
