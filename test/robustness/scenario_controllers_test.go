@@ -34,7 +34,7 @@ func TestReplicaRestartDuringNamespaceDeletion(t *testing.T) {
 	const (
 		ns                 = "gcns-doomed"
 		databases, configs = 200, 100
-		holdEvery          = 30 // every 30th object is held: 7 databases, 4 configmaps
+		holdEvery          = 30 // every 30th object is held: 7 databases, 3 configmaps
 	)
 	runScenario(t, func(ctx context.Context, s *scenario) {
 		holder, id := s.waitLeaseHolder(ctx, s.clients(0), -1, takeoverDeadline)
@@ -178,16 +178,22 @@ func waitFor(ctx context.Context, t *testing.T, d time.Duration, what string, co
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	// cond may explain itself even when it holds: ok wins.
+	// cond may explain itself even when it holds: ok wins. The last
+	// explanation before the deadline is kept: the call the deadline cuts
+	// short says only that.
+	var last error
 	err := cluster.Until(ctx, what, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if ok {
 			return true, nil
 		}
+		if ctx.Err() == nil {
+			last = err
+		}
 		return false, err
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; last seen: %v", err, last)
 	}
 }
 
