@@ -84,8 +84,8 @@ func (s *scenario) leaseHolder(ctx context.Context, c clients) (int, string, err
 		if err != nil {
 			return -1, id, err
 		}
-		// The log's last "leading" line is its current incarnation's,
-		// if that incarnation leads at all.
+		// Only the current incarnation's output counts: it follows the
+		// log's last start line.
 		last := strings.LastIndex(log, "==== "+r.Name+" start")
 		if r.Running() && strings.Contains(log[max(last, 0):], id) {
 			return i, id, nil
