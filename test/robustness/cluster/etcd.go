@@ -36,6 +36,10 @@ type Etcd struct {
 // basePort+2i and peer port basePort+2i+1, and waits until they have
 // elected a leader and serve a linearizable read.
 func StartEtcd(ctx context.Context, bin, dir string, size, basePort int) (*Etcd, error) {
+	return startEtcd(ctx, bin, dir, size, basePort, Options{})
+}
+
+func startEtcd(ctx context.Context, bin, dir string, size, basePort int, opts Options) (*Etcd, error) {
 	e := &Etcd{}
 	var initial []string
 	for i := range size {
@@ -49,13 +53,20 @@ func StartEtcd(ctx context.Context, bin, dir string, size, basePort int) (*Etcd,
 		m.Process = newProcess(name, bin, filepath.Join(dir, name+".log"))
 		e.Members = append(e.Members, m)
 	}
-	for _, m := range e.Members {
+	for i, m := range e.Members {
 		if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 			return nil, err
+		}
+		if opts.PrepareMemberDir != nil {
+			if err := opts.PrepareMemberDir(i, m.Dir); err != nil {
+				e.Close(ctx)
+				return nil, err
+			}
 		}
 		m.args = []string{"--name", m.Name, "--data-dir", filepath.Join(m.Dir, "data"),
 			"--listen-client-url", m.ClientURL, "--listen-peer-url", m.PeerURL,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new"}
+		m.args = append(m.args, opts.EtcdArgs...)
 		if err := m.Start(); err != nil {
 			e.Close(ctx)
 			return nil, err

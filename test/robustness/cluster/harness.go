@@ -102,8 +102,12 @@ func basePort() (int, error) {
 
 // Start starts the cluster in a temporary directory and stops every
 // process when t ends. Logs are kept when t fails (their paths are logged).
-func Start(t testing.TB) *Cluster {
+func Start(t testing.TB, options ...Option) *Cluster {
 	t.Helper()
+	var opts Options
+	for _, o := range options {
+		o(&opts)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "apiloom-robustness-")
@@ -127,11 +131,11 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Etcd, err = StartEtcd(ctx, bins.Etcd, dir, 3, base); err != nil {
+	if c.Etcd, err = startEtcd(ctx, bins.Etcd, dir, 3, base, opts); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, c.Etcd.Endpoints())
+		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, c.Etcd.Endpoints(), opts.ReplicaArgs...)
 		if err != nil {
 			t.Fatal(err)
 		}
