@@ -110,11 +110,14 @@ func TestPauseReplica(t *testing.T) {
 	})
 }
 
-// scenario is one running scenario: the cluster and its traffic's record.
+// scenario is one running scenario: the cluster, its traffic's record and
+// its resource sampling.
 type scenario struct {
-	t   *testing.T
-	c   *cluster.Cluster
-	rec *traffic.Recorder
+	t       *testing.T
+	c       *cluster.Cluster
+	rec     *traffic.Recorder
+	clients []versioned.Interface
+	res     *sampling
 }
 
 func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
@@ -174,12 +177,17 @@ func (s *scenario) waitAcks(ctx context.Context, since time.Time, replicas ...in
 // and repairs the fault), lets traffic settle on the repaired cluster,
 // then checks the record against etcd and prints the figures.
 func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
+	runScenarioWith(t, scenarioOptions{}, fault)
+}
+
+// runScenarioWith is runScenario on a cluster set up as o says.
+func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context, *scenario)) {
 	if os.Getenv("APILOOM_ROBUSTNESS") != "1" {
 		t.Skip("starts an etcd cluster and apiloom replicas as processes: set APILOOM_ROBUSTNESS=1 (make robustness)")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	c := cluster.Start(t)
+	c := cluster.Start(t, o.cluster...)
 	var clients []versioned.Interface
 	for i, r := range c.Replicas {
 		cfg, err := r.Config()
@@ -198,7 +206,7 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 		clients = append(clients, versioned.NewForConfigOrDie(cfg))
 	}
 
-	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}}
+	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}, clients: clients, res: startSampling(ctx, t, c, clients, o)}
 	start := time.Now()
 	writersCtx, stopWriters := context.WithCancel(ctx)
 	watchersCtx, stopWatchers := context.WithCancel(ctx)
@@ -256,6 +264,7 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 	}
 	stopWatchers()
 	watchersDone.Wait()
+	s.res.checkBack(ctx, t, "after the traffic")
 	ops := s.rec.Ops()
 	v := traffic.CheckWrites(ops, hist)
 	relists, resumes, events := 0, 0, 0
@@ -293,9 +302,9 @@ func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
 		t.Logf("checker %s: %d checked, %d skipped, %d failures", r.Checker, r.Checked, r.Skipped, len(r.Failures))
 	}
 	t.Logf("FIGURES %s: duration %.0fs, seconds unavailable %d, writes %d, acknowledged %d, lost %d, phantom %d, unknown %d (%d took effect), "+
-		"etcd changes %d, watch events %d, watch resumes %d, relists %d",
+		"etcd changes %d, watch events %d, watch resumes %d, relists %d, RSS peak %s",
 		t.Name(), elapsed.Seconds(), traffic.SecondsUnavailable(start, ops, s.rec.ReadFailures()), len(ops), v.Acknowledged,
-		len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, len(hist), events, resumes, relists)
+		len(v.Lost), len(v.Phantom), v.Unknown, v.UnknownApplied, len(hist), events, resumes, relists, s.res.peaks())
 }
 
 // opNames lists the writers' ids of the history's operations n (1-based).
