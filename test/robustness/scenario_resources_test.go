@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
 	"github.com/apiloom/apiloom/test/robustness/cluster"
 	"github.com/apiloom/apiloom/test/robustness/resources"
+	"github.com/apiloom/apiloom/test/robustness/traffic"
 )
 
 // backWithin is how long after the traffic stops goroutines, fds and etcd
@@ -26,6 +28,41 @@ type scenarioOptions struct {
 	// tolerance over the baseline once traffic stops; zero is
 	// resources.DefaultTolerance.
 	tolerance resources.Tolerance
+	// liveHistory records etcd's history during the scenario, for one
+	// that compacts etcd (runScenario otherwise reads it afterwards, from
+	// revision 1).
+	liveHistory bool
+}
+
+// trafficPrefix is the etcd prefix of the traffic's objects.
+var trafficPrefix = "/registry/example.apiloom.dev/databases/" + trafficConfig.Namespace + "/"
+
+// startLiveHistory starts recording etcd's history when o asks for it,
+// until t ends.
+func startLiveHistory(ctx context.Context, t *testing.T, c *cluster.Cluster, o scenarioOptions) *traffic.LiveHistory {
+	t.Helper()
+	if !o.liveHistory {
+		return nil
+	}
+	etcd, err := c.Etcd.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := traffic.WatchHistory(ctx, etcd, trafficPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(); etcd.Close() })
+	return h
+}
+
+// history is etcd's history of the traffic's objects: recorded live, or
+// read now from revision 1.
+func (s *scenario) history(ctx context.Context, etcd *clientv3.Client) ([]traffic.Change, error) {
+	if s.live != nil {
+		return s.live.Read(ctx)
+	}
+	return traffic.ReadHistory(ctx, etcd, trafficPrefix)
 }
 
 // sampling is a scenario's resource sampling: the sampler, and the

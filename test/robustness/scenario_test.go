@@ -118,6 +118,7 @@ type scenario struct {
 	rec     *traffic.Recorder
 	clients []versioned.Interface
 	res     *sampling
+	live    *traffic.LiveHistory // nil unless scenarioOptions.liveHistory
 }
 
 func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
@@ -207,6 +208,7 @@ func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context
 	}
 
 	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}, clients: clients, res: startSampling(ctx, t, c, clients, o)}
+	s.live = startLiveHistory(ctx, t, c, o)
 	start := time.Now()
 	writersCtx, stopWriters := context.WithCancel(ctx)
 	watchersCtx, stopWatchers := context.WithCancel(ctx)
@@ -242,7 +244,7 @@ func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context
 		t.Fatal(err)
 	}
 	defer etcd.Close()
-	hist, err := traffic.ReadHistory(ctx, etcd, "/registry/example.apiloom.dev/databases/"+trafficConfig.Namespace+"/")
+	hist, err := s.history(ctx, etcd)
 	if err != nil {
 		t.Fatal(err)
 	}
