@@ -46,6 +46,9 @@ func newRawDialer(r *cluster.Replica) (*rawDialer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tc.ServerName == "" {
+		tc.ServerName = u.Hostname()
+	}
 	return &rawDialer{addr: u.Host, tls: tc}, nil
 }
 

@@ -370,7 +370,10 @@ func TestCorruptValue(t *testing.T) {
 		for i, cl := range s.clients {
 			err := cluster.Until(ctx, "the corrupt object gone", func(ctx context.Context) (bool, error) {
 				_, err := cl.ExampleV1().Databases(ns).Get(ctx, name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), err
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return false, err
 			})
 			if err != nil {
 				t.Errorf("replica %d: %v", i, err)
@@ -495,9 +498,15 @@ func TestDiskFullMember(t *testing.T) {
 	})
 }
 
+// stallFor is how long the stalled watcher reads nothing: at the traffic's
+// ~120 changes a second, longer than the watch cache's window of 4096
+// events lasts.
+const stallFor = 45 * time.Second
+
 // TestCompactionStalledWatcher: both replicas compact etcd every 2 s
-// (--etcd-compaction-interval) and a watcher stops reading for 20 s, long
-// enough for the revision it stopped at to be compacted: when it reads
+// (--etcd-compaction-interval) and a watcher stops reading for 45 s, long
+// enough for the revision it stopped at to be compacted and to leave the
+// watch cache's window: when it reads
 // again it gets every event in order or a 410 Expired, after which it
 // relists; its record is checked like the traffic's watchers'. The
 // others are unaffected (the checkers).
@@ -516,7 +525,7 @@ func TestCompactionStalledWatcher(t *testing.T) {
 		}
 		since := time.Now()
 		s.hold(ctx, 0, 1)
-		hold := time.NewTimer(time.Until(since.Add(20 * time.Second)))
+		hold := time.NewTimer(time.Until(since.Add(stallFor)))
 		select {
 		case <-ctx.Done():
 		case <-hold.C:
