@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +24,7 @@ import (
 type rawWatch struct {
 	conn *tls.Conn
 	tcp  *net.TCPConn
+	body io.ReadCloser // the response's body: the watch's JSON events
 }
 
 // rawDialer dials replica r as its admin.
@@ -56,6 +58,11 @@ func newRawDialer(r *cluster.Replica) (*rawDialer, error) {
 // waits for the response's header. rcvbuf > 0 sets the socket's receive
 // buffer before connecting.
 func (d *rawDialer) watch(ctx context.Context, path string, rcvbuf int) (*rawWatch, error) {
+	return d.watchQuery(ctx, path, "", rcvbuf)
+}
+
+// watchQuery is watch with more query parameters (query: "&a=b...").
+func (d *rawDialer) watchQuery(ctx context.Context, path, query string, rcvbuf int) (*rawWatch, error) {
 	dialer := net.Dialer{Timeout: 5 * time.Second}
 	if rcvbuf > 0 {
 		dialer.Control = func(_, _ string, c syscall.RawConn) error {
@@ -78,7 +85,7 @@ func (d *rawDialer) watch(ctx context.Context, path string, rcvbuf int) (*rawWat
 		c.Close()
 		return nil, err
 	}
-	if _, err := fmt.Fprintf(tc, "GET %s?watch=1&allowWatchBookmarks=true HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\n\r\n", path, d.addr); err != nil {
+	if _, err := fmt.Fprintf(tc, "GET %s?watch=1&allowWatchBookmarks=true%s HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\n\r\n", path, query, d.addr); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -92,6 +99,7 @@ func (d *rawDialer) watch(ctx context.Context, path string, rcvbuf int) (*rawWat
 		return nil, fmt.Errorf("watch %s: %s", path, resp.Status)
 	}
 	tc.SetDeadline(time.Time{})
+	w.body = resp.Body
 	return w, nil
 }
 

@@ -2,13 +2,13 @@ package robustness
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -22,10 +22,13 @@ import (
 // stallAfter is how many events the stalling watch reads before it stops.
 const stallAfter = 20
 
-// stallingWatch lists and watches the traffic's namespace like the
-// traffic's watchers, but after stallAfter events stops reading (closes
-// paused) until resume is closed. Its fields belong to run until it
-// returns, but lastRV.
+// stallingWatch lists the traffic's namespace through a clientset, and
+// watches it over a raw connection of its own with a 4 KiB receive buffer
+// (a clientset's watch would not stall the server: its HTTP/2 transport
+// keeps reading into a 4 MiB stream window). After stallAfter events it
+// stops reading (closes paused) until resume is closed; it resumes an
+// ended watch from the last revision seen and relists after a 410. Its
+// fields belong to run until it returns, but lastRV.
 type stallingWatch struct {
 	paused, resume   chan struct{}
 	segs             []traffic.Segment
@@ -33,9 +36,21 @@ type stallingWatch struct {
 	lastRV           atomic.Int64
 }
 
-// run lists, watches, resumes an ended watch from the last revision and
-// relists after a 410, until ctx ends (its error).
-func (w *stallingWatch) run(ctx context.Context, client versioned.Interface) error {
+// rawEvent is one watch event as the raw watch decodes it.
+type rawEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object struct {
+		Code     int32 `json:"code"` // of an ERROR's Status
+		Metadata struct {
+			Name            string            `json:"name"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// run lists, watches, resumes and relists until ctx ends (its error).
+func (w *stallingWatch) run(ctx context.Context, client versioned.Interface, d *rawDialer) error {
 	dbs := client.ExampleV1().Databases(trafficConfig.Namespace)
 	seen := 0
 	listed := false
@@ -54,32 +69,29 @@ func (w *stallingWatch) run(ctx context.Context, client versioned.Interface) err
 			listed = true
 		}
 		seg := &w.segs[len(w.segs)-1]
-		wi, err := dbs.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(seg.EndRV, 10), AllowWatchBookmarks: true})
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			listed = false
-			continue
-		}
+		rw, err := d.watchQuery(ctx, databasesPath(trafficConfig.Namespace), "&resourceVersion="+strconv.FormatInt(seg.EndRV, 10), 4<<10)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			time.Sleep(100 * time.Millisecond) // a retry's pace, not a synchronisation
-			continue
-		}
-		gone := false
-		for ev := range wi.ResultChan() {
-			if ev.Type == watch.Error {
-				err := apierrors.FromObject(ev.Object)
-				gone = apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-				break
-			}
-			m, err := meta.Accessor(ev.Object)
-			if err != nil {
+			if strings.Contains(err.Error(), "410") {
+				listed = false
 				continue
 			}
-			rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+			return err
+		}
+		stop := context.AfterFunc(ctx, func() { rw.tcp.Close() })
+		dec := json.NewDecoder(rw.body)
+		gone := false
+		for {
+			var ev rawEvent
+			if err := dec.Decode(&ev); err != nil {
+				break // the server ended the watch, or ctx did
+			}
+			if ev.Type == watch.Error {
+				gone = ev.Object.Code == http.StatusGone
+				break
+			}
+			rv, _ := strconv.ParseInt(ev.Object.Metadata.ResourceVersion, 10, 64)
 			if ev.Type != watch.Bookmark {
-				seg.Events = append(seg.Events, traffic.Event{Type: ev.Type, Name: m.GetName(), ResourceVersion: rv, OpID: m.GetAnnotations()[traffic.OpIDAnnotation]})
+				seg.Events = append(seg.Events, traffic.Event{Type: ev.Type, Name: ev.Object.Metadata.Name, ResourceVersion: rv, OpID: ev.Object.Metadata.Annotations[traffic.OpIDAnnotation]})
 				seen++
 			}
 			seg.EndRV = rv
@@ -92,7 +104,8 @@ func (w *stallingWatch) run(ctx context.Context, client versioned.Interface) err
 				}
 			}
 		}
-		wi.Stop()
+		stop()
+		rw.tcp.Close()
 		if gone {
 			listed = false
 		} else if ctx.Err() == nil {
