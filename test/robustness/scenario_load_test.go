@@ -130,6 +130,10 @@ const (
 	// writer's: tens of KiB): 1 MiB each is generous, and makes a copy of
 	// the events per watcher (what a queue per watcher would hold) fail.
 	neverReadingRSS = 1 << 20
+	// fillersRSS is what the fillers themselves may add, once, in the
+	// shared history: decoded, encoded, in transit, and the heap's
+	// headroom for them (4 × 6 MiB).
+	fillersRSS = 4 * fillers * 200 << 10
 	// neverReadingTimeout is the replicas' --watch-write-timeout here
 	// (60 s by default): a watch whose client accepts none of its data for
 	// this long is ended.
@@ -141,8 +145,9 @@ const (
 
 // TestNeverReadingWatchers: 50 watchers (25 per replica, each on its own
 // connection with a 4 KiB receive buffer) open a watch of the traffic's
-// namespace and never read. Each replica's RSS stays within its peak
-// before them plus 1 MiB per watcher, the servers end the watches after
+// namespace and never read; 6 MiB of big objects follow. Each replica's
+// RSS stays within its peak before them plus 1 MiB per watcher and 24 MiB
+// for the big objects (a copy of them per watcher would be 150 MiB), the servers end the watches after
 // --watch-write-timeout, and the normal watchers see everything (the
 // checkers).
 func TestNeverReadingWatchers(t *testing.T) {
@@ -176,6 +181,7 @@ func TestNeverReadingWatchers(t *testing.T) {
 			}
 			ws = append(ws, w)
 		}
+		s.createFillers(ctx, "neverfill")
 		s.hold(ctx, 0, 1) // traffic flows past the stalled watches
 		// The server's send buffer fills first, then the timeout runs:
 		// give each watch three timeouts before reading it (reading would
@@ -192,7 +198,7 @@ func TestNeverReadingWatchers(t *testing.T) {
 		}
 		peaks := s.res.PeakSince(since)
 		for i, p := range peaks {
-			bound := before[i] + neverReading/2*neverReadingRSS
+			bound := before[i] + neverReading/2*neverReadingRSS + fillersRSS
 			t.Logf("replica %d: RSS peak %.1f MiB with the never-reading watches, %.1f MiB before (bound %.1f MiB)",
 				i, float64(p)/(1<<20), float64(before[i])/(1<<20), float64(bound)/(1<<20))
 			if p > bound {
@@ -521,15 +527,30 @@ func TestDiskFullMember(t *testing.T) {
 	})
 }
 
-// stallFor is how long the stalled watcher reads nothing: at the traffic's
-// ~120 changes a second, longer than the watch cache's window of 4096
-// events lasts.
-const stallFor = 45 * time.Second
+// stallChanges is how many changes pass while the stalled watcher reads
+// nothing: more than the watch cache's window of 4096 events.
+const stallChanges = 5000
+
+// fillers: 200 KiB objects created in the traffic's namespace while
+// watchers do not read, 6 MiB in all, more than a socket's send buffer
+// (tcp_wmem's 4 MiB on this kernel) holds: the server's writes to them
+// block at once instead of after minutes of the traffic's small events.
+const fillers = 30
+
+// createFillers creates the fillers, named prefix-i, through replica 1.
+func (s *scenario) createFillers(ctx context.Context, prefix string) {
+	s.t.Helper()
+	for i := range fillers {
+		if _, err := s.clients[1].ExampleV1().Databases(trafficConfig.Namespace).Create(ctx, bigDatabase(fmt.Sprintf("%s-%d", prefix, i)), metav1.CreateOptions{}); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
 
 // TestCompactionStalledWatcher: both replicas compact etcd every 2 s
-// (--etcd-compaction-interval) and a watcher stops reading for 45 s, long
-// enough for the revision it stopped at to be compacted and to leave the
-// watch cache's window: when it reads
+// (--etcd-compaction-interval) and a watcher stops reading while 5000
+// changes pass, enough for the revision it stopped at to be compacted and
+// to leave the watch cache's window: when it reads
 // again it gets every event in order or a 410 Expired, after which it
 // relists; its record is checked like the traffic's watchers'. The
 // others are unaffected (the checkers).
@@ -551,12 +572,26 @@ func TestCompactionStalledWatcher(t *testing.T) {
 			t.Fatal(err)
 		}
 		since := time.Now()
-		s.hold(ctx, 0, 1)
-		hold := time.NewTimer(time.Until(since.Add(stallFor)))
-		select {
-		case <-ctx.Done():
-		case <-hold.C:
+		// The kernel buffers up to 4 MiB (tcp_wmem) of what the server
+		// sends the stalled watcher: big objects fill that, so that the
+		// server's writes block and its cursor stays behind.
+		s.createFillers(ctx, "stallfill")
+		// Stalled until more changes than the watch cache's window holds
+		// have passed (each acknowledged write is one), whatever the
+		// machine's pace.
+		err = cluster.Until(ctx, "the stalled watcher's revision out of the window", func(context.Context) (bool, error) {
+			n := 0
+			for _, op := range s.rec.Ops() {
+				if op.Outcome == traffic.Acknowledged && op.Call.After(since) {
+					n++
+				}
+			}
+			return n > stallChanges, nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Logf("stalled for %v", time.Since(since).Round(time.Second))
 		close(w.resume)
 		s.waitAcks(ctx, time.Now(), 0, 1)
 		last := int64(0)
