@@ -132,8 +132,10 @@ const (
 	neverReadingRSS = 1 << 20
 	// fillersRSS is what the fillers themselves may add, once, in the
 	// shared history: decoded, encoded, in transit, and the heap's
-	// headroom for them (4 × 6 MiB).
-	fillersRSS = 4 * fillers * 200 << 10
+	// headroom for them (GOGC=100): 8 × their 6 MiB. Measured without
+	// never-reading watches (TestCompactionStalledWatcher, one stalled
+	// watcher): +38 MiB.
+	fillersRSS = 8 * fillers * 200 << 10
 	// neverReadingTimeout is the replicas' --watch-write-timeout here
 	// (60 s by default): a watch whose client accepts none of its data for
 	// this long is ended.
@@ -146,7 +148,7 @@ const (
 // TestNeverReadingWatchers: 50 watchers (25 per replica, each on its own
 // connection with a 4 KiB receive buffer) open a watch of the traffic's
 // namespace and never read; 6 MiB of big objects follow. Each replica's
-// RSS stays within its peak before them plus 1 MiB per watcher and 24 MiB
+// RSS stays within its peak before them plus 1 MiB per watcher and 48 MiB
 // for the big objects (a copy of them per watcher would be 150 MiB), the servers end the watches after
 // --watch-write-timeout, and the normal watchers see everything (the
 // checkers).
