@@ -210,9 +210,6 @@ func TestNeverReadingWatchers(t *testing.T) {
 	})
 }
 
-// TestDefragUnderLoad and the others run traffic through runScenario; the
-// storage scenarios below change etcd's setup.
-
 // noSpaceQuota is etcd's --quota-backend-bytes in TestEtcdNoSpace.
 const noSpaceQuota = 48 << 20
 
@@ -352,14 +349,13 @@ func TestCorruptValue(t *testing.T) {
 		}
 		pids := []int{s.c.Replicas[0].Pid(), s.c.Replicas[1].Pid()}
 		var alls []watch.Interface
-		for i, cl := range s.clients {
+		for _, cl := range s.clients {
 			w, err := cl.ExampleV1().Databases("").Watch(ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Stop()
 			alls = append(alls, w)
-			_ = i
 		}
 		etcd, err := s.c.Etcd.Client()
 		if err != nil {
