@@ -53,7 +53,7 @@ type clients struct {
 	example versioned.Interface
 }
 
-func (s *scenario) clients(i int) clients {
+func (s *scenario) replicaClients(i int) clients {
 	s.t.Helper()
 	cfg, err := s.c.Replicas[i].Config()
 	if err != nil {

@@ -89,10 +89,10 @@ func (s *scenario) check(start time.Time, elapsed time.Duration, hist []traffic.
 	p99All, _ := traffic.P99(ops, start, time.Time{})
 	t.Logf("FIGURES %s: duration %.0fs, seconds unavailable %d, writes %d, acknowledged %d (%d creates, %d updates, %d applies, %d deletes), lost %d, phantom %d, unknown %d (%d took effect), "+
 		"consistent reads %d (%d answered), etcd changes %d, watch events %d, watch resumes %d, relists %d, informers %d, "+
-		"fault %.1fs, p99 during the fault %v (%d acknowledged writes), p99 overall %v",
+		"fault %.1fs, p99 during the fault %v (%d acknowledged writes), p99 overall %v, RSS peak %s",
 		t.Name(), elapsed.Seconds(), traffic.SecondsUnavailable(start, append(ops, reads...), s.rec.ReadFailures()), len(ops), acked,
 		byKind[traffic.Create], byKind[traffic.Update], byKind[traffic.Apply], byKind[traffic.Delete], lost, phantom, unknown, applied, len(reads), readsOK, len(hist), events, resumes, relists, len(informers),
-		s.fault.to.Sub(s.fault.from).Seconds(), p99Fault.Round(time.Millisecond), nFault, p99All.Round(time.Millisecond))
+		s.fault.to.Sub(s.fault.from).Seconds(), p99Fault.Round(time.Millisecond), nFault, p99All.Round(time.Millisecond), s.res.peaks())
 }
 
 // lostAndPhantom splits LostWrites' failures: those naming an

@@ -37,9 +37,9 @@ func TestReplicaRestartDuringNamespaceDeletion(t *testing.T) {
 		holdEvery          = 30 // every 30th object is held: 7 databases, 3 configmaps
 	)
 	runScenario(t, func(ctx context.Context, s *scenario) {
-		holder, id := s.waitLeaseHolder(ctx, s.clients(0), -1, takeoverDeadline)
+		holder, id := s.waitLeaseHolder(ctx, s.replicaClients(0), -1, takeoverDeadline)
 		survivor := 1 - holder
-		c := s.clients(survivor)
+		c := s.replicaClients(survivor)
 		var objs, held []metav1.Object
 		heldDB, heldCM := 0, 0
 		for i := range databases + configs {
@@ -240,9 +240,9 @@ func TestReplicaRestartDuringGarbageCollection(t *testing.T) {
 		perKind  = 4
 	)
 	runScenario(t, func(ctx context.Context, s *scenario) {
-		holder, id := s.waitLeaseHolder(ctx, s.clients(0), -1, takeoverDeadline)
+		holder, id := s.waitLeaseHolder(ctx, s.replicaClients(0), -1, takeoverDeadline)
 		survivor := 1 - holder
-		c := s.clients(survivor)
+		c := s.replicaClients(survivor)
 		if err := createNamespace(ctx, c, ns); err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ const recoverWithin = 90 * time.Second
 // from every client (blackhole routes both ways); the others elect a new
 // leader and both replicas must keep acknowledging writes; then heal.
 func TestPartitionLeader(t *testing.T) {
-	runScenarioOn(t, []cluster.Option{cluster.WithNetwork()}, func(ctx context.Context, s *scenario) {
+	runScenarioWith(t, scenarioOptions{cluster: []cluster.Option{cluster.WithNetwork()}}, func(ctx context.Context, s *scenario) {
 		l, err := s.c.Etcd.Leader(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +40,7 @@ func TestPartitionLeader(t *testing.T) {
 // requests go to the other members, rather than the replica serving a
 // silently stale view. Both replicas must keep acknowledging writes.
 func TestPartitionReplicaMember(t *testing.T) {
-	runScenarioOn(t, []cluster.Option{cluster.WithNetwork()}, func(ctx context.Context, s *scenario) {
+	runScenarioWith(t, scenarioOptions{cluster: []cluster.Option{cluster.WithNetwork()}}, func(ctx context.Context, s *scenario) {
 		f, err := s.c.Etcd.Follower(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +58,7 @@ func TestPartitionReplicaMember(t *testing.T) {
 // 200 ms ± 100 ms (etcd's proxy on its advertised peer URL); then remove
 // the delay.
 func TestDelayLeader(t *testing.T) {
-	runScenarioOn(t, []cluster.Option{cluster.WithPeerProxies()}, func(ctx context.Context, s *scenario) {
+	runScenarioWith(t, scenarioOptions{cluster: []cluster.Option{cluster.WithPeerProxies()}}, func(ctx context.Context, s *scenario) {
 		l, err := s.c.Etcd.Leader(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +81,7 @@ func TestDelayLeader(t *testing.T) {
 // (gRPC keepalive) and serve from the other members while the
 // connection stays half-open, not time out forever on it.
 func TestHalfOpenEtcdConnection(t *testing.T) {
-	runScenarioOn(t, []cluster.Option{cluster.WithClientProxies()}, func(ctx context.Context, s *scenario) {
+	runScenarioWith(t, scenarioOptions{cluster: []cluster.Option{cluster.WithClientProxies()}}, func(ctx context.Context, s *scenario) {
 		p := s.c.ClientProxies[1][0]
 		t.Logf("blackholing replica 1's connection to %s (%s)", s.c.Etcd.Members[0].Name, p.URL)
 		p.BlackholeTx()

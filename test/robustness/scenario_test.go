@@ -109,14 +109,18 @@ func TestPauseReplica(t *testing.T) {
 	})
 }
 
-// scenario is one running scenario: the cluster and its traffic's record.
+// scenario is one running scenario: the cluster, its traffic's record and
+// its resource sampling.
 type scenario struct {
 	t   *testing.T
 	c   *cluster.Cluster
 	rec *traffic.Recorder
 	// fault is the fault window (faultStart, faultEnd); set by the
 	// scenario's goroutine, read after fault returns.
-	fault faultWindow
+	fault   faultWindow
+	clients []versioned.Interface
+	res     *sampling
+	live    *traffic.LiveHistory // nil unless scenarioOptions.liveHistory
 }
 
 func (s *scenario) kill(ctx context.Context, p *cluster.Process) {
@@ -179,17 +183,17 @@ func (s *scenario) waitAcks(ctx context.Context, since time.Time, replicas ...in
 // and repairs the fault), lets traffic settle on the repaired cluster,
 // then checks the record against etcd and prints the figures.
 func runScenario(t *testing.T, fault func(context.Context, *scenario)) {
-	runScenarioOn(t, nil, fault)
+	runScenarioWith(t, scenarioOptions{}, fault)
 }
 
-// runScenarioOn is runScenario on a cluster made with opts.
-func runScenarioOn(t *testing.T, opts []cluster.Option, fault func(context.Context, *scenario)) {
+// runScenarioWith is runScenario on a cluster set up as o says.
+func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context, *scenario)) {
 	if os.Getenv("APILOOM_ROBUSTNESS") != "1" {
 		t.Skip("starts an etcd cluster and apiloom replicas as processes: set APILOOM_ROBUSTNESS=1 (make robustness)")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	c := cluster.Start(t, opts...)
+	c := cluster.Start(t, o.cluster...)
 	var clients []versioned.Interface
 	for i, r := range c.Replicas {
 		cfg, err := r.Config()
@@ -208,7 +212,8 @@ func runScenarioOn(t *testing.T, opts []cluster.Option, fault func(context.Conte
 		clients = append(clients, versioned.NewForConfigOrDie(cfg))
 	}
 
-	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}}
+	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}, clients: clients, res: startSampling(ctx, t, c, clients, o)}
+	s.live = startLiveHistory(ctx, t, c, o)
 	start := time.Now()
 	writersCtx, stopWriters := context.WithCancel(ctx)
 	watchersCtx, stopWatchers := context.WithCancel(ctx)
@@ -248,7 +253,7 @@ func runScenarioOn(t *testing.T, opts []cluster.Option, fault func(context.Conte
 		t.Fatal(err)
 	}
 	defer etcd.Close()
-	hist, err := traffic.ReadHistory(ctx, etcd, "/registry/example.apiloom.dev/databases/"+trafficConfig.Namespace+"/")
+	hist, err := s.history(ctx, etcd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +282,10 @@ func runScenarioOn(t *testing.T, opts []cluster.Option, fault func(context.Conte
 		}
 		cancel()
 	}
-	s.check(start, elapsed, hist, watches, informers.States())
+	states := informers.States()
+	informers.Stop()
+	s.res.checkBack(ctx, t, "after the traffic")
+	s.check(start, elapsed, hist, watches, states)
 }
 
 // opNames lists the writers' ids of the history's operations n (1-based).

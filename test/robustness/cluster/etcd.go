@@ -57,6 +57,11 @@ type etcdLayout struct {
 	size, base    int
 	net           *Network
 	peerProxyPort int // 0: no peer proxies
+	// etcdArgs are added to every member's command line.
+	etcdArgs []string
+	// prepareDir, when set, is called with each member's index and
+	// directory (created, empty) before the member first starts.
+	prepareDir func(i int, dir string) error
 }
 
 func (l etcdLayout) host(i int) string {
@@ -91,14 +96,21 @@ func startEtcd(ctx context.Context, bin, dir string, l etcdLayout) (*Etcd, error
 		m.advertisedPeerURL = advertised
 		e.Members = append(e.Members, m)
 	}
-	for _, m := range e.Members {
+	for i, m := range e.Members {
 		if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 			e.Close(ctx)
 			return nil, err
 		}
+		if l.prepareDir != nil {
+			if err := l.prepareDir(i, m.Dir); err != nil {
+				e.Close(ctx)
+				return nil, err
+			}
+		}
 		m.args = []string{"--name", m.Name, "--data-dir", filepath.Join(m.Dir, "data"),
 			"--listen-client-url", m.ClientURL, "--listen-peer-url", m.PeerURL, "--advertise-peer-url", m.advertisedPeerURL,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new"}
+		m.args = append(m.args, l.etcdArgs...)
 		if l.net != nil {
 			m.bin, m.args = l.net.Command(m.index, bin, m.args...)
 		}

@@ -145,7 +145,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout := etcdLayout{size: 3, base: base}
+	layout := etcdLayout{size: 3, base: base, etcdArgs: o.etcdArgs, prepareDir: o.prepareMemberDir}
 	if o.network {
 		if c.Net, err = NewNetwork(ctx, base, layout.size); err != nil {
 			t.Fatal(err)
@@ -171,7 +171,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 				endpoints[m] = p.URL
 			}
 		}
-		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, endpoints)
+		r, err := StartReplica(ctx, bins.Apiloom, dir, fmt.Sprintf("apiloom%d", i), base+replicaPortOffset+i, endpoints, o.replicaArgs...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -24,6 +25,7 @@ type Informers struct {
 	factories []externalversions.SharedInformerFactory
 	informers []cache.SharedIndexInformer
 	stop      chan struct{}
+	stopOnce  sync.Once // Stop may be called twice (and on t.Fatal paths)
 }
 
 // StartInformers starts one informer per replica; Stop stops them and
@@ -83,8 +85,10 @@ func (inf *Informers) States() []history.InformerState {
 
 // Stop stops the informers and waits for their goroutines to end.
 func (inf *Informers) Stop() {
-	close(inf.stop)
-	for _, f := range inf.factories {
-		f.Shutdown()
-	}
+	inf.stopOnce.Do(func() {
+		close(inf.stop)
+		for _, f := range inf.factories {
+			f.Shutdown()
+		}
+	})
 }

@@ -24,17 +24,18 @@ func main() {
 	advertisePeer := flag.String("advertise-peer-url", "", "peer URL advertised to the other members, when they reach this one through a proxy (default: --listen-peer-url)")
 	cluster := flag.String("initial-cluster", "", "name=peerURL,... of every member")
 	state := flag.String("initial-cluster-state", "new", "new or existing (ignored once the data directory holds a member)")
+	quota := flag.Int64("quota-backend-bytes", 0, "etcd's space quota: beyond it etcd raises the NOSPACE alarm and refuses writes; 0 is etcd's default (2 GiB)")
 	flag.Parse()
 	if *advertisePeer == "" {
 		*advertisePeer = *peer
 	}
-	if err := run(*name, *dir, *client, *peer, *advertisePeer, *cluster, *state); err != nil {
+	if err := run(*name, *dir, *client, *peer, *advertisePeer, *cluster, *state, *quota); err != nil {
 		fmt.Fprintln(os.Stderr, "etcd:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, dir, client, peer, advertisePeer, cluster, state string) error {
+func run(name, dir, client, peer, advertisePeer, cluster, state string, quota int64) error {
 	if dir == "" || cluster == "" {
 		return fmt.Errorf("--data-dir and --initial-cluster are required")
 	}
@@ -59,6 +60,7 @@ func run(name, dir, client, peer, advertisePeer, cluster, state string) error {
 	cfg.ClusterState = state
 	cfg.InitialClusterToken = "apiloom-robustness"
 	cfg.LogLevel = "warn"
+	cfg.QuotaBackendBytes = quota
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return err
