@@ -108,6 +108,7 @@ func TestPeaks(t *testing.T) {
 func TestExcess(t *testing.T) {
 	base := Reading{Replicas: []Figures{{RSS: 1, FDs: 10, Goroutines: 100}}, EtcdWatchers: 5}
 	tol := Tolerance{Goroutines: 5, FDs: 2, EtcdWatchers: 1}
+	check := excessChecker(t, tol)
 	for _, c := range []struct {
 		r    Reading
 		want []string
@@ -118,13 +119,34 @@ func TestExcess(t *testing.T) {
 		{Reading{Replicas: []Figures{{FDs: 12, Goroutines: 105}}, EtcdWatchers: 7}, []string{"etcd watchers 7"}},
 		{Reading{Replicas: []Figures{{FDs: -1, Goroutines: -1}}, EtcdWatchers: -1}, []string{"fds -1", "goroutines -1", "etcd watchers -1"}},
 	} {
-		got := Excess(c.r, base, tol)
-		if (got == "") != (len(c.want) == 0) {
-			t.Errorf("Excess(%v) = %q, want %q", c.r, got, c.want)
+		check(c.r, base, c.want)
+	}
+
+	// Two replicas; the controllers' lease moves from the first to the
+	// second: the sum is unchanged, no excess. A leak in either raises it.
+	base2 := Reading{Replicas: []Figures{{FDs: 10, Goroutines: 280}, {FDs: 10, Goroutines: 90}}, EtcdWatchers: 5}
+	for _, c := range []struct {
+		r    Reading
+		want []string
+	}{
+		{Reading{Replicas: []Figures{{FDs: 10, Goroutines: 92}, {FDs: 10, Goroutines: 283}}, EtcdWatchers: 5}, nil},
+		{Reading{Replicas: []Figures{{FDs: 10, Goroutines: 92}, {FDs: 10, Goroutines: 300}}, EtcdWatchers: 5}, []string{"goroutines 392 over all replicas (baseline 370 + 10"}},
+		{Reading{Replicas: []Figures{{FDs: 10, Goroutines: 92}, {FDs: 10, Goroutines: -1}}, EtcdWatchers: 5}, []string{"replica 1: -1"}},
+	} {
+		check(c.r, base2, c.want)
+	}
+}
+
+func excessChecker(t *testing.T, tol Tolerance) func(r, base Reading, want []string) {
+	return func(r, base Reading, want []string) {
+		t.Helper()
+		got := Excess(r, base, tol)
+		if (got == "") != (len(want) == 0) {
+			t.Errorf("Excess(%v) = %q, want %q", r, got, want)
 		}
-		for _, w := range c.want {
+		for _, w := range want {
 			if !strings.Contains(got, w) {
-				t.Errorf("Excess(%v) = %q, lacks %q", c.r, got, w)
+				t.Errorf("Excess(%v) = %q, lacks %q", r, got, w)
 			}
 		}
 	}
