@@ -234,7 +234,13 @@ func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context
 	}()
 
 	s.waitAcks(ctx, start, 0, 1)
+	faultCalled := time.Now()
 	fault(ctx, s)
+	if s.fault.from.IsZero() {
+		// A scenario that marks nothing (a defragmentation, a churn of
+		// watches): its fault lasts as long as its fault function.
+		s.fault.from = faultCalled
+	}
 	s.faultEnd() // a no-op when the scenario's repair marked it
 	repaired := time.Now()
 	s.waitAcks(ctx, repaired, 0, 1)

@@ -93,6 +93,11 @@ func classify(err error) (outcome Outcome, unavailable bool) {
 		switch code := status.Status().Code; {
 		case code == 429:
 			return Failed, true // refused before it ran
+		case code == 507:
+			// Refused for space: by apiloom's disk guard before etcd,
+			// or by etcd's quota, which refuses a write before raft or
+			// at apply without applying it.
+			return Failed, true
 		case code >= 500:
 			return Unknown, true // an etcd timeout may still commit
 		default:

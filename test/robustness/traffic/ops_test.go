@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -23,6 +24,7 @@ func TestClassify(t *testing.T) {
 		{apierrors.NewTooManyRequests("busy", 1), Failed, true},
 		{apierrors.NewInternalError(errors.New("etcd")), Unknown, true},
 		{apierrors.NewTimeoutError("slow", 1), Unknown, true},
+		{&apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 507, Reason: metav1.StatusReasonInternalError}}, Failed, true},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), Failed, true},
 		{errors.New("unexpected EOF"), Unknown, true},
 	} {
