@@ -101,8 +101,11 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
+	// Items go one at a time, without the newline json.Encoder adds, so
+	// that the list is the bytes json.Marshal of the whole list would be
+	// (plus the final newline apimachinery's serializer writes), whether
+	// items come from raw or are encoded here.
 	objects := wire.NewObjectWriter(w, h.gvk)
-	enc := json.NewEncoder(w)
 	for i, item := range items {
 		if i > 0 {
 			if _, err := w.Write(comma); err != nil {
@@ -111,7 +114,7 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 		}
 		switch {
 		case out.target == asPartialList:
-			err = enc.Encode(partialObject(item, out))
+			err = objects.WriteValue(partialObject(item, out))
 		case raw != nil:
 			_, err = w.Write(raw[i])
 		default:
