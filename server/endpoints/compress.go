@@ -36,6 +36,14 @@ var gzipWriters = sync.Pool{New: func() any {
 	return gw
 }}
 
+// heldBuffers holds the buffers of bodyWriters, each of gzipThreshold
+// bytes: grown by append instead, the buffer of each large list would cost
+// about four times its size in allocations.
+var heldBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, gzipThreshold)
+	return &b
+}}
+
 // acceptsGzip reports whether r's Accept-Encoding has a gzip token, read as
 // kube-apiserver reads it: comma-separated tokens, spaces trimmed, exactly
 // "gzip". Anything else is not gzip to it, so neither to us: "gzip;q=1",
@@ -61,6 +69,16 @@ func (h *handler[O]) negotiate(r *http.Request, a answer) (output, error) {
 	return out, err
 }
 
+// writeBody answers hw with code and data, gzipped when gzip is true and
+// data is larger than gzipThreshold; hw's other headers are set already.
+// Errors writing are the client's, who went away, and are not returned.
+func writeBody(hw http.ResponseWriter, code int, gzip bool, data []byte) {
+	b := newBodyWriter(hw, code, gzip)
+	b.start(gzip && len(data) > gzipThreshold)
+	_, _ = b.Write(data)
+	_ = b.Close()
+}
+
 // bodyWriter writes a response body of a size not known in advance, gzipped
 // when the client accepts gzip and the body turns out to be larger than
 // gzipThreshold. Until then it holds the status line and up to
@@ -72,9 +90,9 @@ type bodyWriter struct {
 	code int
 	gzip bool // the client accepts gzip and compression is on
 
-	buf []byte    // held back while the body may still fit gzipThreshold
-	w   io.Writer // where the body goes once the header is out; nil before
-	gw  *gzip.Writer
+	held *[]byte   // from heldBuffers while the body may still be small
+	w    io.Writer // where the body goes once the header is out; nil before
+	gw   *gzip.Writer
 }
 
 // newBodyWriter returns a bodyWriter answering hw with code; its headers
@@ -91,17 +109,18 @@ func (b *bodyWriter) Write(p []byte) (int, error) {
 		b.start(false)
 		return b.w.Write(p)
 	}
-	if len(b.buf)+len(p) <= gzipThreshold {
-		b.buf = append(b.buf, p...)
+	if b.held == nil {
+		b.held = heldBuffers.Get().(*[]byte)
+	}
+	if len(*b.held)+len(p) <= gzipThreshold {
+		*b.held = append(*b.held, p...)
 		return len(p), nil
 	}
 	b.start(true)
-	if len(b.buf) > 0 {
-		if _, err := b.w.Write(b.buf); err != nil {
-			return 0, err
-		}
-		b.buf = nil
+	if _, err := b.w.Write(*b.held); err != nil {
+		return 0, err
 	}
+	b.release()
 	return b.w.Write(p)
 }
 
@@ -119,13 +138,25 @@ func (b *bodyWriter) start(compressed bool) {
 	b.hw.WriteHeader(b.code)
 }
 
+// release returns the held-back buffer to the pool.
+func (b *bodyWriter) release() {
+	if b.held != nil {
+		*b.held = (*b.held)[:0]
+		heldBuffers.Put(b.held)
+		b.held = nil
+	}
+}
+
 // Close ends the body: what was held back goes out uncompressed, or the
 // compressed stream is finished and its writer returned to the pool.
 func (b *bodyWriter) Close() error {
 	if b.w == nil {
 		b.start(false)
-		_, err := b.hw.Write(b.buf)
-		b.buf = nil
+		var err error
+		if b.held != nil {
+			_, err = b.hw.Write(*b.held)
+			b.release()
+		}
 		return err
 	}
 	if b.gw == nil {

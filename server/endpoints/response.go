@@ -51,9 +51,7 @@ func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warn
 	}
 	writeWarnings(w, warnings)
 	w.Header().Set("Content-Type", out.contentType())
-	body := newBodyWriter(w, code, out.gzip)
-	_, _ = body.Write(data)
-	_ = body.Close() // the client went away: nobody to tell
+	writeBody(w, code, out.gzip, data)
 	return nil
 }
 
