@@ -164,6 +164,12 @@ type Options struct {
 	// ConcurrentNamespaceSyncs is how many Terminating namespaces the
 	// namespace controller deletes the content of at once.
 	ConcurrentNamespaceSyncs int
+
+	// APIResponseCompression gzips responses over 128 KiB (large lists)
+	// for clients that accept gzip, as kube-apiserver's feature gate of
+	// that name (--feature-gates APIResponseCompression=false turns it
+	// off there and here).
+	APIResponseCompression bool
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -203,6 +209,7 @@ func DefaultOptions() Options {
 		Controllers:              []string{"*"},
 		ConcurrentGCSyncs:        gc.DefaultWorkers,
 		ConcurrentNamespaceSyncs: namespace.DefaultConfig().Workers,
+		APIResponseCompression:   true,
 	}
 }
 
@@ -270,6 +277,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "the controllers the server runs ("+strings.Join(controllerNames, ", ")+"): * runs every one, 'name' that one, '-name' not that one (kube-controller-manager's flag); an empty value none")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
+	fs.Var(o.featureGates(), "feature-gates", "kube-apiserver's feature gates that apiloom shares, as Name=true|false pairs separated by commas: "+
+		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 

@@ -138,7 +138,8 @@ func (s *Server) Run(ctx context.Context) error {
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
 		HookTimeout: s.opts.HookTimeout,
 		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
-			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements}}
+			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
+			ResponseCompression:                s.opts.APIResponseCompression}}
 	escalation := &escalationResolver{}
 	backend.RBAC = escalation
 	served, err := s.registry.Build(requestsCtx, backend)

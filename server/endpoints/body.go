@@ -85,7 +85,7 @@ func bodyJSON(r *http.Request, body []byte, strict, protobuf bool) ([]byte, erro
 // parse) and the object in the body.
 func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (writeOptions, error)) (output, writeOptions, decoded[O], error) {
 	var in decoded[O]
-	out, err := negotiate(r, oneObject)
+	out, err := h.negotiate(r, oneObject)
 	if err != nil {
 		return out, writeOptions{}, in, err
 	}

@@ -27,7 +27,7 @@ const deleteCollectionPageSize = 10000
 // (propagation.go). With ignoreStoreReadErrorWithClusterBreakingPotential it
 // is the unsafe delete of an object that cannot be read (deleteCorrupt).
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
+	out, err := h.negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 // them. Objects that vanish meanwhile are skipped. Like kube-apiserver it
 // is not atomic: an error ends it with some objects deleted.
 func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, objectList)
+	out, err := h.negotiate(r, objectList)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 // the same object). ?resourceVersion= is passed to storage: "" is a
 // consistent read, "0" any state, N at least N.
 func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
+	out, err := h.negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}

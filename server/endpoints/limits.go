@@ -32,6 +32,12 @@ type Limits struct {
 	// such bound, and a small patch to a long list keeps it busy for
 	// minutes. 0 means no limit.
 	StrategicMergePatchMaxListElements int
+	// ResponseCompression gzips responses larger than 128 KiB (lists, in
+	// practice) for clients that accept gzip, as kube-apiserver's
+	// APIResponseCompression feature does (compress.go). Off trades the
+	// bandwidth for the CPU: on loopback, or behind a proxy that
+	// compresses itself.
+	ResponseCompression bool
 }
 
 const (
@@ -58,6 +64,7 @@ func DefaultLimits() Limits {
 		MaxRequestBodyBytes:                defaultMaxRequestBodyBytes,
 		WatchWriteTimeout:                  defaultWatchWriteTimeout,
 		StrategicMergePatchMaxListElements: DefaultStrategicMergePatchMaxListElements,
+		ResponseCompression:                true,
 	}
 }
 

@@ -24,7 +24,7 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 	if lr.watch {
 		a = eventStream
 	}
-	out, err := negotiate(r, a)
+	out, err := h.negotiate(r, a)
 	if err != nil {
 		return err
 	}
@@ -35,8 +35,10 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 }
 
 // list serves a list. The items are encoded straight to the response one by
-// one, so a large list never exists as one buffer; only YAML, a rare
-// request, is built whole to be converted.
+// one (through the gzip writer when the list is compressed), so a large list
+// never exists as one buffer: memory per list is one item's encoding plus
+// the writers' buffers. Only YAML, a rare request, is built whole to be
+// converted.
 func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
 	v := verbList
 	if lr.opts.Continue != "" {
@@ -64,8 +66,12 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 		return writeEncoded(w, out, http.StatusOK, buf.Bytes(), nil)
 	}
 	w.Header().Set("Content-Type", out.contentType())
-	w.WriteHeader(http.StatusOK)
-	if err := h.encodeList(w, items, raw, lm, out); err != nil {
+	body := newBodyWriter(w, http.StatusOK, out.gzip)
+	err := h.encodeList(body, items, raw, lm, out)
+	if cerr := body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		streamFailed(r, "list", err)
 	}
 	return nil
@@ -101,8 +107,11 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
+	// Items go one at a time, without the newline json.Encoder adds, so
+	// that the list is the bytes json.Marshal of the whole list would be
+	// (plus the final newline apimachinery's serializer writes), whether
+	// items come from raw or are encoded here.
 	objects := wire.NewObjectWriter(w, h.gvk)
-	enc := json.NewEncoder(w)
 	for i, item := range items {
 		if i > 0 {
 			if _, err := w.Write(comma); err != nil {
@@ -111,7 +120,7 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 		}
 		switch {
 		case out.target == asPartialList:
-			err = enc.Encode(partialObject(item, out))
+			err = objects.WriteValue(partialObject(item, out))
 		case raw != nil:
 			_, err = w.Write(raw[i])
 		default:

@@ -48,6 +48,9 @@ type output struct {
 	metaVersion string
 	// table holds the Table view's options (?includeObject=).
 	table metav1.TableOptions
+	// gzip is true when a body larger than gzipThreshold is to be
+	// compressed (handler.negotiate, compress.go).
+	gzip bool
 }
 
 // answer is what a request is answered with, which limits the views.

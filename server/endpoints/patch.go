@@ -56,7 +56,7 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 	if err != nil || !slices.Contains(accepted, mt) {
 		return "", output{}, writeOptions{}, nil, unsupportedMediaType(accepted...)
 	}
-	if out, err = negotiate(r, oneObject); err != nil {
+	if out, err = h.negotiate(r, oneObject); err != nil {
 		return "", output{}, writeOptions{}, nil, err
 	}
 	if opts, err = parsePatchOptions(r.URL.Query(), mt); err != nil {

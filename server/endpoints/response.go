@@ -40,7 +40,8 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 }
 
 // writeEncoded answers with data, one JSON document, in the negotiated
-// encoding (converted when YAML was asked for), after warnings.
+// encoding (converted when YAML was asked for) and compression, after
+// warnings.
 func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warnings []string) error {
 	if out.enc == encYAML {
 		var err error
@@ -50,8 +51,7 @@ func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warn
 	}
 	writeWarnings(w, warnings)
 	w.Header().Set("Content-Type", out.contentType())
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
+	writeBody(w, code, out.gzip, data)
 	return nil
 }
 

@@ -35,7 +35,7 @@ func scaleKindError(gvk schema.GroupVersionKind) error {
 // getScale serves GET of .../{name}/scale: the object's Scale. An object
 // without a spec replicas field has none: 500, as upstream.
 func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
+	out, err := h.negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) 
 // the object is; with one, that must be the object's (409 otherwise). It
 // never creates (404).
 func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := negotiate(r, oneObject)
+	out, err := h.negotiate(r, oneObject)
 	if err != nil {
 		return err
 	}

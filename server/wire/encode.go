@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"reflect"
@@ -22,23 +23,41 @@ func EncodeObject(obj runtime.Object, gvk schema.GroupVersionKind) ([]byte, erro
 }
 
 // ObjectWriter streams objects to one writer, each with kind and apiVersion
-// set, reusing encoding/json's pooled buffers instead of returning a fresh
-// slice per object. Each object is followed by a newline, which is JSON
-// whitespace and so harmless inside an enclosing array. It is what the list
-// handler uses to write items without building the whole list in memory.
+// set and exactly the bytes EncodeObject returns: encoding/json's Encoder
+// ends each value with a newline, which is cut, so a list written item by
+// item is byte for byte the list json.Marshal would give (as apimachinery's
+// streaming collection encoder, KEP-5116, guarantees). One reused buffer
+// holds the item being written, so writing a list takes memory for its
+// largest item, not for the list. It is what the list handler uses to write
+// items without building the whole list in memory.
 type ObjectWriter struct {
-	enc *json.Encoder
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder // writes to buf
 	gvk schema.GroupVersionKind
 }
 
 // NewObjectWriter returns an ObjectWriter that writes to w.
 func NewObjectWriter(w io.Writer, gvk schema.GroupVersionKind) *ObjectWriter {
-	return &ObjectWriter{enc: json.NewEncoder(w), gvk: gvk}
+	o := &ObjectWriter{w: w, gvk: gvk}
+	o.enc = json.NewEncoder(&o.buf)
+	return o
 }
 
-// Write encodes obj to the writer.
+// Write encodes obj to the writer, with the writer's kind and apiVersion.
 func (o *ObjectWriter) Write(obj runtime.Object) error {
-	return o.enc.Encode(withKind(obj, o.gvk))
+	return o.WriteValue(withKind(obj, o.gvk))
+}
+
+// WriteValue encodes v to the writer as json.Marshal would, in one Write.
+func (o *ObjectWriter) WriteValue(v any) error {
+	o.buf.Reset()
+	if err := o.enc.Encode(v); err != nil {
+		return err
+	}
+	o.buf.Truncate(o.buf.Len() - 1) // Encode's newline
+	_, err := o.w.Write(o.buf.Bytes())
+	return err
 }
 
 // withKind returns obj if it already carries gvk, and otherwise a copy of it

@@ -74,8 +74,8 @@ func TestObjectWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := `{"kind":"Thing","apiVersion":"example.apiloom.dev/v1","metadata":{"name":"a"},"spec":{"engine":""},"status":{}}` + "\n" +
-		`{"kind":"Thing","apiVersion":"example.apiloom.dev/v1","metadata":{"name":"b"},"spec":{"engine":""},"status":{}}` + "\n"
+	want := `{"kind":"Thing","apiVersion":"example.apiloom.dev/v1","metadata":{"name":"a"},"spec":{"engine":""},"status":{}}` +
+		`{"kind":"Thing","apiVersion":"example.apiloom.dev/v1","metadata":{"name":"b"},"spec":{"engine":""},"status":{}}`
 	if buf.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", buf.String(), want)
 	}
