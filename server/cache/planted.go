@@ -43,7 +43,8 @@ func (c *Cache[O]) staleView(cur view[O]) view[O] {
 	return v
 }
 
-// dropItem leaves the middle item out of l, a consistent list.
+// dropItem leaves the middle item out of l, a consistent list (of Items
+// and of Raw, which the handler writes when it is set).
 func (c *Cache[O]) dropItem(l *storage.List[O]) *storage.List[O] {
 	i := len(l.Items) / 2
 	it := l.Items[i]
@@ -51,6 +52,9 @@ func (c *Cache[O]) dropItem(l *storage.List[O]) *storage.List[O] {
 		c.def.GroupResource(), l.ResourceVersion, it.GetNamespace(), it.GetName(), it.GetResourceVersion(), len(l.Items))
 	out := *l
 	out.Items = append(append(make([]O, 0, len(l.Items)-1), l.Items[:i]...), l.Items[i+1:]...)
+	if l.Raw != nil { // the encodings the handler writes, in the order of Items
+		out.Raw = append(append(make([][]byte, 0, len(l.Raw)-1), l.Raw[:i]...), l.Raw[i+1:]...)
+	}
 	return &out
 }
 
