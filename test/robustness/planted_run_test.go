@@ -278,7 +278,7 @@ func (r *reader) appendTo(h *history.History, writes []traffic.Op) (ids []string
 	for _, op := range r.ops {
 		h.Operations = append(h.Operations, history.Operation{
 			ID: len(h.Operations) + 1, Client: 2000,
-			Request: history.Request{Kind: history.Get, Key: op.name, ReadRV: ""},
+			Request: history.Request{Kind: history.Get, Key: op.name, ReadRV: "", Replica: plantedReplica},
 			Call:    op.call.Sub(start), Return: op.ret.Sub(start),
 			Outcome: history.Acknowledged,
 			Response: history.Response{
