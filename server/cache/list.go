@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/internal/failpoint"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -94,7 +95,14 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 			return nil, c.waitError(err, rv)
 		}
 		v := c.currentView()
-		return page(v, &m, opts.Limit, ""), nil
+		if failpoint.Enabled && opts.ResourceVersion == "" && failpoint.Fire(failpoint.StaleConsistentList) {
+			v = c.staleView(v)
+		}
+		l := page(v, &m, opts.Limit, "")
+		if failpoint.Enabled && opts.ResourceVersion == "" && len(l.Items) > 0 && failpoint.Fire(failpoint.ListDropItem) {
+			l = c.dropItem(l)
+		}
+		return l, nil
 	}
 	return c.src.GetList(ctx, opts)
 }

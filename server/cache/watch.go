@@ -55,6 +55,7 @@ func (c *Cache[O]) Watch(ctx context.Context, opts storage.ListOptions) (storage
 		rev, seq, gen := c.head()
 		w.seq, w.gen, w.progress, w.sent = seq, gen, rev, rev
 		if sendInitial {
+			w.watchList = opts.SendInitialEvents != nil
 			w.startInitial()
 			w.endPending = opts.SendInitialEvents != nil && opts.AllowBookmarks
 			w.endRev = rev

@@ -20,6 +20,9 @@ type watcher[O resource.Object] struct {
 	c         *Cache[O]
 	m         matcher
 	bookmarks bool
+	// watchList: the watch asked for initial events (sendInitialEvents=true),
+	// as informers' watch-list requests do. Read only by planted bugs.
+	watchList bool
 	done      chan struct{} // closed by Stop
 	stopOnce  sync.Once
 
@@ -43,6 +46,11 @@ type watcher[O resource.Object] struct {
 	err        error // the error that ended the watch; sticky
 
 	poll pollState // what Poll and NotifyOnce keep between calls
+
+	// forgotten is the key whose events the planted bug informerDropDelete
+	// keeps from this watcher (planted.go); "" in every normal run. Owned
+	// by the goroutine that calls Poll.
+	forgotten string
 }
 
 func (c *Cache[O]) newWatcher(m matcher, bookmarks bool) *watcher[O] {
@@ -136,6 +144,10 @@ func (w *watcher[O]) collect(buf []storage.Event[O]) []storage.Event[O] {
 			if failpoint.Enabled && failpoint.Fire(failpoint.WatchDropEvent) {
 				failpoint.Logf(failpoint.WatchDropEvent, "%s %s %s at revision %d not sent to a watcher of namespace %q",
 					c.def.GroupResource(), ev.Type, e.key, e.rev, w.m.ns)
+				continue
+			}
+			if failpoint.Enabled && (e.key == w.forgotten || ev.Type == watch.Deleted && w.watchList && failpoint.Fire(failpoint.InformerDropDelete)) {
+				w.forget(e)
 				continue
 			}
 			buf = append(buf, ev)

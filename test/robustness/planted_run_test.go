@@ -39,10 +39,10 @@ type plantedRun struct {
 	// fired is the failpoint's "failpoint NAME fired: ..." log line.
 	fired string
 	// h is the checkers' history: the writers' operations (ids as in
-	// ids), then the reader's gets.
+	// ids), the readers' gets and lists, then the reader's gets.
 	h   history.History
 	ids []string
-	// reports are LostWrites, WatchStreams and Linearizable, in that order.
+	// reports are check.All's, by checker.
 	reports map[string]check.Report
 }
 
@@ -56,6 +56,11 @@ type plantedOptions struct {
 	// reader runs one client doing consistent gets on plantedReplica and
 	// records them in the history.
 	reader bool
+	// informers runs the suite's informers, one per replica, checked by
+	// Converged. Off for watchDropEvent: it fires on the Nth event due to
+	// any watcher, and an informer whose dropped event is healed by the
+	// key's next change is no failure any checker could see.
+	informers bool
 }
 
 // failpointsBin returns $APILOOM_FAILPOINTS_BIN, or builds cmd/apiloom with
@@ -116,7 +121,14 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 	watchersCtx, stopWatchers := context.WithCancel(ctx)
 	watches := traffic.NewWatches(watchers, len(clients))
 	var writersDone, watchersDone sync.WaitGroup
+	var informers *traffic.Informers
+	if opts.informers {
+		informers = traffic.StartInformers(trafficConfig, clients)
+	}
 	writersDone.Go(func() { traffic.RunWriters(writersCtx, trafficConfig, writerClients, rec) })
+	// The suite's readers: a consistent get and a consistent list in turn,
+	// on each replica.
+	writersDone.Go(func() { traffic.RunReaders(writersCtx, trafficConfig, clients, rec) })
 	if opts.reader {
 		writersDone.Go(func() { rd.run(writersCtx) })
 	}
@@ -126,6 +138,9 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 		stopWatchers()
 		writersDone.Wait()
 		watchersDone.Wait()
+		if informers != nil {
+			informers.Stop()
+		}
 	}()
 
 	run := &plantedRun{}
@@ -173,18 +188,31 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 	}
 	stopWatchers()
 	watchersDone.Wait()
+	var states []history.InformerState
+	if informers != nil {
+		if len(hist) > 0 {
+			ictx, cancel := context.WithTimeout(ctx, informerCatchUp)
+			err := informers.WaitFor(ictx, hist[len(hist)-1].Revision)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		states = informers.States()
+		informers.Stop()
+	}
 
-	ops := rec.Ops()
+	ops, reads := rec.Ops(), rec.Reads()
 	var e check.Etcd
-	run.h, e, run.ids = traffic.ForCheckers(ops, nil, hist, watches, nil)
-	run.ids = append(run.ids, rd.appendTo(&run.h, ops)...)
+	run.h, e, run.ids = traffic.ForCheckers(ops, reads, hist, watches, states)
+	run.ids = append(run.ids, rd.appendTo(&run.h, append(ops, reads...))...)
 	run.reports = map[string]check.Report{}
-	for _, r := range []check.Report{check.LostWrites(run.h, e), check.WatchStreams(run.h, e), check.Linearizable(run.h, time.Minute)} {
+	for _, r := range check.All(run.h, e, time.Minute) {
 		run.reports[r.Checker] = r
 		t.Logf("%s", r.String())
 	}
-	t.Logf("PLANTED %s: writes %d, reader gets %d, etcd changes %d, watch streams %d",
-		opts.failpoint, len(ops), len(rd.ops), len(hist), len(run.h.Streams))
+	t.Logf("PLANTED %s: writes %d, reads %d, reader gets %d, etcd changes %d, watch streams %d, informers %d",
+		opts.failpoint, len(ops), len(reads), len(rd.ops), len(hist), len(run.h.Streams), len(states))
 	return run
 }
 
@@ -250,7 +278,7 @@ func (r *reader) appendTo(h *history.History, writes []traffic.Op) (ids []string
 	for _, op := range r.ops {
 		h.Operations = append(h.Operations, history.Operation{
 			ID: len(h.Operations) + 1, Client: 2000,
-			Request: history.Request{Kind: history.Get, Key: op.name, ReadRV: ""},
+			Request: history.Request{Kind: history.Get, Key: op.name, ReadRV: "", Replica: plantedReplica},
 			Call:    op.call.Sub(start), Return: op.ret.Sub(start),
 			Outcome: history.Acknowledged,
 			Response: history.Response{

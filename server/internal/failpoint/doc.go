@@ -42,10 +42,26 @@ const (
 	// served by the store) is answered from the revision just before the
 	// object's last change: a state etcd had, but no longer the latest.
 	StaleConsistentRead Name = "staleConsistentRead"
+	// ListDropItem: one consistent list (resourceVersion "", the Nth the
+	// watch cache answers from memory) leaves out one of its items: a
+	// state etcd never had.
+	ListDropItem Name = "listDropItem"
+	// StaleConsistentList: one consistent list (resourceVersion "", the
+	// Nth the watch cache answers from memory) is answered from the state
+	// before the resource's last staleListBack changes, as a replica whose
+	// cache lags would answer: a state etcd had, but not the latest.
+	StaleConsistentList Name = "staleConsistentList"
+	// InformerDropDelete: the watch cache does not send one DELETED event
+	// (the Nth due to any watch-list watcher, as informers open) and, as a
+	// per-watcher filter gone stale would, no later event of that key to
+	// that watcher. A single dropped event heals in an informer at the
+	// key's next change; this one does not, so the informer's store keeps
+	// the deleted object.
+	InformerDropDelete Name = "informerDropDelete"
 )
 
 // Names lists every failpoint, for the parser and the docs.
-var Names = []Name{WatchDropEvent, AckWithoutCommit, StaleConsistentRead}
+var Names = []Name{WatchDropEvent, AckWithoutCommit, StaleConsistentRead, ListDropItem, StaleConsistentList, InformerDropDelete}
 
 // EnvVar is the environment variable that arms failpoints in a build with
 // the apiloom_failpoints tag; a normal build ignores it.

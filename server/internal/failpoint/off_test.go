@@ -7,7 +7,7 @@ import "testing"
 // TestNormalBuildCannotArm: in a build without the tag, the environment
 // variable arms nothing.
 func TestNormalBuildCannotArm(t *testing.T) {
-	t.Setenv(EnvVar, "watchDropEvent=1;ackWithoutCommit=1;staleConsistentRead=1")
+	t.Setenv(EnvVar, "watchDropEvent=1;ackWithoutCommit=1;staleConsistentRead=1;listDropItem=1;staleConsistentList=1;informerDropDelete=1")
 	if Enabled {
 		t.Fatal("Enabled in a normal build")
 	}
