@@ -172,19 +172,8 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hist) > 0 {
-		last := hist[len(hist)-1].Revision
-		err := cluster.Until(ctx, "every watcher at the last change", func(context.Context) (bool, error) {
-			for i, w := range watches {
-				if w.LastRV() < last {
-					return false, fmt.Errorf("watcher %d at %d, etcd's last change at %d", i, w.LastRV(), last)
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := waitWatchersAtLast(ctx, watches, hist); err != nil {
+		t.Fatal(err)
 	}
 	stopWatchers()
 	watchersDone.Wait()

@@ -263,21 +263,8 @@ func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every watcher must get to the last change: a stuck watch fails here
-	// rather than passing the segment check with a short segment.
-	if len(hist) > 0 {
-		last := hist[len(hist)-1].Revision
-		err := cluster.Until(ctx, "every watcher at the last change", func(context.Context) (bool, error) {
-			for i, w := range watches {
-				if w.LastRV() < last {
-					return false, fmt.Errorf("watcher %d at %d, etcd's last change at %d", i, w.LastRV(), last)
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Error(err)
-		}
+	if err := waitWatchersAtLast(ctx, watches, hist); err != nil {
+		t.Error(err)
 	}
 	stopWatchers()
 	watchersDone.Wait()
@@ -303,4 +290,22 @@ func opNames(ids []string, ops map[int]bool) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// waitWatchersAtLast waits until every watcher has seen etcd's last change
+// in hist: a stuck watch fails here rather than passing the stream check
+// with a short stream.
+func waitWatchersAtLast(ctx context.Context, watches []*traffic.Watch, hist []traffic.Change) error {
+	if len(hist) == 0 {
+		return nil
+	}
+	last := hist[len(hist)-1].Revision
+	return cluster.Until(ctx, "every watcher at the last change", func(context.Context) (bool, error) {
+		for i, w := range watches {
+			if w.LastRV() < last {
+				return false, fmt.Errorf("watcher %d at %d, etcd's last change at %d", i, w.LastRV(), last)
+			}
+		}
+		return true, nil
+	})
 }
