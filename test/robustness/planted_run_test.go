@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
 	"github.com/apiloom/apiloom/test/robustness/check"
@@ -95,21 +93,7 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 	if err := planted.RestartWith(ctx, bin, "APILOOM_FAILPOINTS="+opts.failpoint); err != nil {
 		t.Fatal(err)
 	}
-	var clients []versioned.Interface
-	for i, r := range c.Replicas {
-		cfg, err := r.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.QPS, cfg.Burst = 1000, 1000
-		if i == 0 {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trafficConfig.Namespace}}
-			if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		clients = append(clients, versioned.NewForConfigOrDie(cfg))
-	}
+	clients := trafficClients(ctx, t, c)
 	writerClients := clients
 	if opts.writersOnReplica0 {
 		writerClients = clients[:1]

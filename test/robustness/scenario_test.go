@@ -194,23 +194,7 @@ func runScenarioWith(t *testing.T, o scenarioOptions, fault func(context.Context
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	c := cluster.Start(t, o.cluster...)
-	var clients []versioned.Interface
-	for i, r := range c.Replicas {
-		cfg, err := r.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// No cfg.Timeout: it would cut watches too; each request has a
-		// context deadline of trafficConfig.OpTimeout instead.
-		cfg.QPS, cfg.Burst = 1000, 1000
-		if i == 0 {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trafficConfig.Namespace}}
-			if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		clients = append(clients, versioned.NewForConfigOrDie(cfg))
-	}
+	clients := trafficClients(ctx, t, c)
 
 	s := &scenario{t: t, c: c, rec: &traffic.Recorder{}, clients: clients, res: startSampling(ctx, t, c, clients, o)}
 	s.live = startLiveHistory(ctx, t, c, o)
@@ -308,4 +292,28 @@ func waitWatchersAtLast(ctx context.Context, watches []*traffic.Watch, hist []tr
 		}
 		return true, nil
 	})
+}
+
+// trafficClients makes one clientset per replica for the traffic, and the
+// traffic's namespace.
+func trafficClients(ctx context.Context, t *testing.T, c *cluster.Cluster) []versioned.Interface {
+	t.Helper()
+	var clients []versioned.Interface
+	for i, r := range c.Replicas {
+		cfg, err := r.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No cfg.Timeout: it would cut watches too; each request has a
+		// context deadline of trafficConfig.OpTimeout instead.
+		cfg.QPS, cfg.Burst = 1000, 1000
+		if i == 0 {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trafficConfig.Namespace}}
+			if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clients = append(clients, versioned.NewForConfigOrDie(cfg))
+	}
+	return clients
 }
