@@ -2,7 +2,8 @@
 # make test-postgres: on kine over a real PostgreSQL (hack/lib/postgres.sh
 # installs Debian's when missing and starts it in a scratch directory),
 #   1. the storage and watch cache conformance suites (test/kine, kine in
-#      the test's process);
+#      the test's process), and TestCreatesWhileConnectionsDie (creates
+#      while kine's database connections are terminated every 20 ms);
 #   2. the end-to-end core (test/e2e, E2E_CORE below) against bin/kine
 #      (hack/build-kine.sh) on the same database: kubectl, the generated
 #      clientset, client-go informers, watch fan-out;

@@ -106,6 +106,10 @@ type Options struct {
 	// stopped carrying bytes (a dead host, a partition, a half-open TCP
 	// connection). kube-apiserver hard-codes 30s and 10s.
 	EtcdKeepaliveTime, EtcdKeepaliveTimeout time.Duration
+	// EtcdVerifyCreates reads every create back before acknowledging it:
+	// "true", "false", or "auto" (true when the backend is not etcd
+	// itself; createcheck.go).
+	EtcdVerifyCreates string
 	// Profiling serves Go's pprof profiles under /debug/pprof/ (to the
 	// admin, like every other path).
 	Profiling bool
@@ -191,6 +195,7 @@ func DefaultOptions() Options {
 		CompactionInterval:           5 * time.Minute,
 		EtcdKeepaliveTime:            30 * time.Second,
 		EtcdKeepaliveTimeout:         10 * time.Second,
+		EtcdVerifyCreates:            VerifyCreatesAuto,
 		ShutdownTimeout:              30 * time.Second,
 		AuthorizationModes:           []string{AuthorizationModeRBAC},
 		// kube-apiserver's defaults.
@@ -260,6 +265,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"how long the etcd client's connection to a member may carry no frame before the client pings it (gRPC keepalive; at least 10s, gRPC's floor)")
 	fs.DurationVar(&o.EtcdKeepaliveTimeout, "etcd-keepalive-timeout", o.EtcdKeepaliveTimeout,
 		"how long the etcd client waits for a keepalive ping's answer before it closes the connection and moves its requests and watches to another member")
+	fs.StringVar(&o.EtcdVerifyCreates, "etcd-verify-creates", o.EtcdVerifyCreates,
+		"read every create back before acknowledging it (one more read per create): true, false, or auto, true when --etcd-servers is not etcd itself "+
+			"(kine may acknowledge a create it did not store while its database fails; see docs/backends.md)")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	o.addAuthorizationFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
@@ -347,6 +355,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdKeepaliveTimeout <= 0 {
 		errs = append(errs, errors.New("--etcd-keepalive-timeout must be positive"))
+	}
+	if !slices.Contains([]string{VerifyCreatesAuto, "true", "false"}, o.EtcdVerifyCreates) {
+		errs = append(errs, fmt.Errorf("--etcd-verify-creates %q is none of auto, true, false", o.EtcdVerifyCreates))
 	}
 	if o.RequestTimeout < 0 {
 		errs = append(errs, errors.New("--request-timeout must not be negative"))

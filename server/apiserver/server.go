@@ -136,7 +136,7 @@ func (s *Server) Run(ctx context.Context) error {
 	backend := registry.Backend{Client: etcd.client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
 		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
-		HookTimeout: s.opts.HookTimeout,
+		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd, s.log),
 		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression}}

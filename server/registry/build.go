@@ -55,6 +55,10 @@ type Backend struct {
 	// writes then pass; nil: they are not checked (--authorization-mode
 	// AlwaysAllow, where anyone may do anything anyway).
 	RBAC rbacescalation.Resolver
+	// VerifyCreates reads every create back before acknowledging it
+	// (storage.WithVerifiedCreates), on backends that may acknowledge a
+	// create they did not store (kine).
+	VerifyCreates bool
 }
 
 // ttl is how long the objects of info live after their last write.
@@ -157,7 +161,7 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 		}
 		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
 			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes),
-			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse))
+			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse), storage.WithVerifiedCreates(b.VerifyCreates))
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}

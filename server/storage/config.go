@@ -38,6 +38,8 @@ type config struct {
 	ttl, leaseReuse time.Duration
 	// now is the clock lease reuse is measured with.
 	now func() time.Time
+	// verifyCreates reads every create back (createcheck.go).
+	verifyCreates bool
 }
 
 const (
@@ -124,6 +126,13 @@ func WithTTL(ttl, reuse time.Duration) Option {
 		}
 	}
 }
+
+// WithVerifiedCreates reads every acknowledged create back before
+// answering it, and every create refused because the key exists, for
+// etcd-API backends that may acknowledge a create they did not store or
+// refuse one they did (kine while its database fails: createcheck.go).
+// etcd never does; off by default.
+func WithVerifiedCreates(on bool) Option { return func(c *config) { c.verifyCreates = on } }
 
 // withClock sets the clock lease reuse is measured with.
 func withClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

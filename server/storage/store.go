@@ -143,11 +143,26 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		return zero, etcdError("create", key, err)
 	}
 	if !resp.Succeeded {
+		if s.cfg.verifyCreates && out.GetUID() != "" {
+			rev, own, err := s.ownCreate(ctx, key, full, data)
+			if err != nil {
+				return zero, err
+			}
+			if own {
+				s.codec.stamp(out, rev)
+				return out, nil
+			}
+		}
 		return zero, &Error{Err: ErrExists, Key: key, CurrentRevision: resp.Header.Revision}
 	}
 	rev, err := committedRevision("create", key, resp, 0)
 	if err != nil {
 		return zero, err
+	}
+	if s.cfg.verifyCreates {
+		if err := s.verifyCreate(ctx, key, full, rev, data); err != nil {
+			return zero, err
+		}
 	}
 	s.codec.stamp(out, rev)
 	return out, nil

@@ -26,8 +26,8 @@ func TestRevisionGaps(t *testing.T) {
 	c := startKine(t)
 	ctx := t.Context()
 	def := storagetest.Definition()
-	s := storage.New(c, keyspace(t), def)
-	wc, err := cache.New(def, storage.New(c, keyspace(t), def), cache.WithWaitTimeout(10*time.Second))
+	s := storage.New(c, keyspace(t), def, storage.WithVerifiedCreates(true))
+	wc, err := cache.New(def, storage.New(c, keyspace(t), def, storage.WithVerifiedCreates(true)), cache.WithWaitTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,11 +53,13 @@ func startKine(t *testing.T) *clientv3.Client {
 	return c
 }
 
+// TestConformance runs the storage suite on kine, creates read back as
+// the server does on a backend that is not etcd (--etcd-verify-creates).
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, storagetest.Config{
 		Etcd: startKine,
 		NewStore: func(t *testing.T, c *clientv3.Client) storage.Interface[*storagetest.Widget] {
-			return storage.New(c, storagetest.Prefix, storagetest.Definition())
+			return storage.New(c, storagetest.Prefix, storagetest.Definition(), storage.WithVerifiedCreates(true))
 		},
 	})
 }
@@ -70,7 +72,7 @@ func TestCacheConformance(t *testing.T) {
 		Etcd: startKine,
 		NewStore: func(t *testing.T, c *clientv3.Client) storage.Interface[*storagetest.Widget] {
 			def := storagetest.Definition()
-			wc, err := cache.New(def, storage.New(c, storagetest.Prefix, def), cache.WithWaitTimeout(time.Second))
+			wc, err := cache.New(def, storage.New(c, storagetest.Prefix, def, storage.WithVerifiedCreates(true)), cache.WithWaitTimeout(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
