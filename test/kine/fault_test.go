@@ -172,10 +172,8 @@ func testDatabaseRestart(t *testing.T, ts *testserver.TestServer, cs versioned.I
 	log.mu.Unlock()
 
 	// The watchers converge to that list.
-	waitFor(t, "the raw watch to agree with the list", 60*time.Second, func() bool { return diff(want, raw.snapshot()) == "" })
-	waitFor(t, "the informer to agree with the list", 60*time.Second, func() bool {
-		return diff(want, informerState(informer.GetStore())) == ""
-	})
+	agree(t, "the raw watch", 60*time.Second, want, raw.snapshot)
+	agree(t, "the informer", 60*time.Second, want, func() map[string]string { return informerState(informer.GetStore()) })
 	// No goroutine of the server's outlives the outage.
 	waitFor(t, "the server's goroutines to return to their number before", 30*time.Second, func() bool {
 		return serverGoroutines() <= baseline+2
@@ -251,6 +249,23 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// agree waits until state() equals want (name -> resourceVersion), the
+// consistent list, failing t after d with how they still differ.
+func agree(t *testing.T, who string, d time.Duration, want map[string]string, state func() map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		differ := diff(want, state())
+		if differ == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s to agree with the list: %s", d, who, differ)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
