@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -23,27 +24,34 @@ import (
 // back: one more read per create, and one per refused create.
 
 // verifyCreate confirms that the create the backend acknowledged at rev
-// wrote data at full: at rev the key must hold data, created at rev. A
-// create that is not there gets ErrBadResponse (500): nothing was stored,
-// the client may send it again.
+// wrote data at full: the key, read now, was created at rev (holding data
+// unless changed since). Only when it was deleted or created again since
+// is history read, at rev. A create that is not there gets ErrBadResponse
+// (500): nothing was stored, the client may send it again. The current
+// read comes first as it is the cheaper one on kine (a historical read
+// also checks kine's compaction).
 func (s *Store[O]) verifyCreate(ctx context.Context, key, full string, rev int64, data []byte) error {
-	resp, err := s.kv.Get(ctx, full, clientv3.WithRev(rev))
-	if isCompacted(err) {
-		// History at rev is gone already; a key created at rev and
-		// still there carries rev as its create revision.
-		resp, err = s.kv.Get(ctx, full)
-		if err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].CreateRevision == rev {
-			return nil
-		}
-	} else if err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision == rev &&
-		resp.Kvs[0].CreateRevision == rev && bytes.Equal(resp.Kvs[0].Value, data) {
-		return nil
-	}
+	resp, err := s.kv.Get(ctx, full)
 	if err != nil {
 		return etcdError("read back create", key, err)
 	}
+	if len(resp.Kvs) == 1 && createdAt(resp.Kvs[0], rev, data) {
+		return nil
+	}
+	if resp, err = s.kv.Get(ctx, full, clientv3.WithRev(rev)); err != nil {
+		return etcdError("read back create", key, err)
+	}
+	if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision == rev && createdAt(resp.Kvs[0], rev, data) {
+		return nil
+	}
 	return &Error{Err: ErrBadResponse, Key: key, Detail: fmt.Sprintf(
 		"create: the backend acknowledged it at revision %d, but the key holds no value created then: nothing was stored", rev)}
+}
+
+// createdAt tells whether kv is the value a create wrote at rev: created
+// then, and still data if not modified since.
+func createdAt(kv *mvccpb.KeyValue, rev int64, data []byte) bool {
+	return kv.CreateRevision == rev && (kv.ModRevision != rev || bytes.Equal(kv.Value, data))
 }
 
 // ownCreate tells whether a create the backend refused because the key
