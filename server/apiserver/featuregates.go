@@ -24,6 +24,8 @@ func (o *Options) featureGates() *featureGates {
 	return &featureGates{gates: map[string]*bool{
 		// Beta and on by default in kube-apiserver since 1.16.
 		"APIResponseCompression": &o.APIResponseCompression,
+		// Alpha and off in kube-apiserver since 1.32; on here.
+		"CBORServingAndStorage": &o.CBORServingAndStorage,
 	}}
 }
 

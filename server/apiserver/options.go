@@ -174,6 +174,13 @@ type Options struct {
 	// that name (--feature-gates APIResponseCompression=false turns it
 	// off there and here).
 	APIResponseCompression bool
+	// CBORServingAndStorage serves and accepts application/cbor (watches
+	// as application/cbor-seq) for every resource, as kube-apiserver does
+	// with its feature gate of that name. That gate is alpha and off
+	// there; here it is on, as a client only gets CBOR by asking for it
+	// (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates).
+	// Storage stays JSON.
+	CBORServingAndStorage bool
 }
 
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
@@ -215,6 +222,7 @@ func DefaultOptions() Options {
 		ConcurrentGCSyncs:        gc.DefaultWorkers,
 		ConcurrentNamespaceSyncs: namespace.DefaultConfig().Workers,
 		APIResponseCompression:   true,
+		CBORServingAndStorage:    true,
 	}
 }
 
@@ -286,7 +294,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
 	fs.Var(o.featureGates(), "feature-gates", "kube-apiserver's feature gates that apiloom shares, as Name=true|false pairs separated by commas: "+
-		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never")
+		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never; "+
+		"CBORServingAndStorage=true|false (default true; alpha and false in kube-apiserver) serves application/cbor and application/cbor-seq watches and accepts CBOR bodies (stored as JSON)")
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 

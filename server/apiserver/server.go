@@ -139,7 +139,8 @@ func (s *Server) Run(ctx context.Context) error {
 		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd, s.log),
 		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
-			ResponseCompression:                s.opts.APIResponseCompression}}
+			ResponseCompression:                s.opts.APIResponseCompression,
+			CBOR:                               s.opts.CBORServingAndStorage}}
 	escalation := &escalationResolver{}
 	backend.RBAC = escalation
 	served, err := s.registry.Build(requestsCtx, backend)

@@ -20,11 +20,10 @@ type event[O resource.Object] struct {
 	// before it (nil for ADDED). Selectors are matched against both, and
 	// lists at older revisions undo the change by restoring prev.
 	cur, prev *item[O]
-	// obj and frame are what a watcher that sees the event as typ gets:
-	// cur for ADDED and MODIFIED; for DELETED the last state carrying the
-	// deletion revision.
-	obj   O
-	frame []byte
+	// src is the version a watcher that sees the event as typ gets, whose
+	// frame is of type typ: cur for ADDED and MODIFIED; for DELETED the
+	// last state carrying the deletion revision.
+	src *item[O]
 	// corrupt is set on a DELETED that was a PUT of a value that does not
 	// decode (storage.Event.Corrupt).
 	corrupt *storage.Error
@@ -35,13 +34,13 @@ type event[O resource.Object] struct {
 
 // primary is the event as it happened.
 func (e *event[O]) primary() storage.Event[O] {
-	return storage.Event[O]{Type: e.typ, Object: e.obj, Frame: e.frame, Corrupt: e.corrupt}
+	return storage.Event[O]{Type: e.typ, Object: e.src.obj, Frame: e.src.frame, Encodings: e.src.encodings(), Corrupt: e.corrupt}
 }
 
 // entering is a MODIFIED event as seen by a watcher whose selector the
 // object has just entered: an ADDED of the new state.
 func (e *event[O]) entering() storage.Event[O] {
-	return storage.Event[O]{Type: watch.Added, Object: e.cur.obj, Frame: e.cur.addedFrame()}
+	return storage.Event[O]{Type: watch.Added, Object: e.cur.obj, Frame: e.cur.addedFrame(), Encodings: e.cur.addedEncodings()}
 }
 
 // leaving is a MODIFIED event as seen by a watcher whose selector the

@@ -225,13 +225,13 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 		if err != nil {
 			return nil, err
 		}
-		e.cur, e.obj, e.frame = cur, cur.obj, cur.frame
+		e.cur, e.src = cur, cur
 	case watch.Deleted:
 		del, err := c.newItem(se.Object, watch.Deleted)
 		if err != nil {
 			return nil, err
 		}
-		e.obj, e.frame = del.obj, del.frame
+		e.src = del
 	default:
 		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)
 	}

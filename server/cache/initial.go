@@ -92,7 +92,7 @@ func (w *watcher[O]) scanInitial(buf []storage.Event[O], budget int) ([]storage.
 		visited++
 		w.init.after, w.init.started = it.key, true
 		if matches(&w.m, it) {
-			buf = append(buf, storage.Event[O]{Type: watch.Added, Object: it.obj, Frame: it.addedFrame()})
+			buf = append(buf, storage.Event[O]{Type: watch.Added, Object: it.obj, Frame: it.addedFrame(), Encodings: it.addedEncodings()})
 			budget--
 		}
 		return true

@@ -30,6 +30,9 @@ type item[O resource.Object] struct {
 
 	addedOnce sync.Once
 	added     []byte // the ADDED frame when frameType is MODIFIED
+
+	cborOnce sync.Once
+	cborEnc  *cborEncoding // set by cbor(), on the first request for CBOR
 }
 
 // addedFrame is the frame that announces this version as ADDED: the

@@ -142,12 +142,14 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 	}
 	var items []O
 	var raw [][]byte
+	var src listEncodings[O]
 	switch {
 	case limit > 0:
-		items, raw = make([]O, 0, min(limit, 1024)), make([][]byte, 0, min(limit, 1024))
+		n := min(limit, 1024)
+		items, raw, src = make([]O, 0, n), make([][]byte, 0, n), make(listEncodings[O], 0, n)
 	case m.ns == "" && !m.selective():
 		n := v.tree.Len() // about right; the exact count at an older revision differs a little
-		items, raw = make([]O, 0, n), make([][]byte, 0, n)
+		items, raw, src = make([]O, 0, n), make([][]byte, 0, n), make(listEncodings[O], 0, n)
 	}
 	var lastKey string
 	more := false
@@ -160,13 +162,14 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		if matches(m, it) {
 			items = append(items, it.obj)
 			raw = append(raw, it.raw)
+			src = append(src, it)
 		}
 		return true
 	})
 	if items == nil {
 		items, raw = []O{}, [][]byte{}
 	}
-	list := &storage.List[O]{Items: items, Raw: raw, ResourceVersion: v.rev}
+	list := &storage.List[O]{Items: items, Raw: raw, Encodings: src, ResourceVersion: v.rev}
 	if more {
 		list.Continue = storage.ContinueAfter(lastKey, v.rev)
 		if !m.selective() {

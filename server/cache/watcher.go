@@ -192,7 +192,7 @@ func (w *watcher[O]) translate(e *event[O]) (storage.Event[O], bool) {
 			// Built from the key of a value that does not decode: only the
 			// namespace and name are known.
 			p := storage.Predicate{Label: w.m.label, Field: w.m.field}
-			if p.MayMatchKey(e.obj.GetNamespace(), e.obj.GetName()) {
+			if p.MayMatchKey(e.src.obj.GetNamespace(), e.src.obj.GetName()) {
 				return e.primary(), true
 			}
 		} else if matches(&w.m, e.prev) {

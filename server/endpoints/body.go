@@ -42,25 +42,34 @@ func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 	return body, nil
 }
 
+// bodyFormats are the syntaxes a request body may come in besides JSON and
+// YAML, which every endpoint reads.
+type bodyFormats struct {
+	// protobuf: the kind has protobuf methods, as k8s.io/api's do.
+	protobuf bool
+	// cbor: CBOR is served (Limits.CBOR).
+	cbor bool
+}
+
 // bodyJSON returns the request body as JSON: JSON as it is, YAML converted,
-// and, when protobuf is true (the kind has protobuf methods, as k8s.io/api's
-// do), protobuf converted. Other content types are 415, protobuf included
-// for other kinds, as kube-apiserver answers it for custom resources.
-// strict (fieldValidation=Strict) makes YAML duplicate keys an error, as
-// kube-apiserver's strict YAML decoding does.
-func bodyJSON(r *http.Request, body []byte, strict, protobuf bool) ([]byte, error) {
+// and protobuf and CBOR converted when formats has them. Other content
+// types are 415, protobuf included for other kinds, as kube-apiserver
+// answers it for custom resources. strict (fieldValidation=Strict) makes
+// YAML duplicate keys an error, as kube-apiserver's strict YAML decoding
+// does; duplicate CBOR map keys are always one, as there.
+func bodyJSON(r *http.Request, body []byte, strict bool, formats bodyFormats) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return body, nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
+		return nil, formats.unsupported()
 	}
-	switch mt {
-	case mediaJSON:
+	switch {
+	case mt == mediaJSON:
 		return body, nil
-	case mediaYAML:
+	case mt == mediaYAML:
 		conv := yaml.YAMLToJSON
 		if strict {
 			conv = yaml.YAMLToJSONStrict
@@ -70,14 +79,39 @@ func bodyJSON(r *http.Request, body []byte, strict, protobuf bool) ([]byte, erro
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 		}
 		return data, nil
-	case mediaProtobuf:
-		if !protobuf {
-			return nil, unsupportedMediaType(mediaJSON, mediaYAML)
-		}
+	case mt == mediaProtobuf && formats.protobuf:
 		return protobufToJSON(body)
+	case mt == mediaCBOR && formats.cbor:
+		data, err := wire.CBORToJSON(body)
+		if err != nil {
+			return nil, errBadCBOR(err)
+		}
+		return data, nil
 	default:
-		return nil, unsupportedMediaType(mediaJSON, mediaYAML)
+		return nil, formats.unsupported()
 	}
+}
+
+// unsupported is the 415 for a body in none of the formats.
+func (f bodyFormats) unsupported() error {
+	accepted := []string{mediaJSON, mediaYAML}
+	if f.protobuf {
+		accepted = append(accepted, mediaProtobuf)
+	}
+	if f.cbor {
+		accepted = append(accepted, mediaCBOR)
+	}
+	return unsupportedMediaType(accepted...)
+}
+
+// errBadCBOR is the 400 for a CBOR body that does not decode.
+func errBadCBOR(err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
+}
+
+// bodyFormats are the body syntaxes this resource reads.
+func (h *handler[O]) bodyFormats() bodyFormats {
+	return bodyFormats{protobuf: h.protobuf, cbor: h.limits.CBOR}
 }
 
 // readWrite reads what a create or an update starts from, failing before
@@ -119,7 +153,7 @@ type decoded[O runtime.Object] struct {
 // say (prepareCreate, prepareUpdate).
 func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.protobuf)
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.bodyFormats())
 	if err != nil {
 		return out, err
 	}

@@ -90,8 +90,8 @@ func TestDynamicClient(t *testing.T) {
 	if same, err := c.Patch(ctx, "a", types.StrategicMergePatchType, []byte(`{"spec":{"size":4}}`), metav1.PatchOptions{}); err != nil || same.GetResourceVersion() != patched.GetResourceVersion() {
 		t.Fatalf("strategic merge patch: %v", err)
 	}
-	if _, err := c.Patch(ctx, "a", types.PatchType("application/apply-patch+cbor"), []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsUnsupportedMediaType(err) {
-		t.Fatalf("unsupported patch type: %v", err)
+	if _, err := c.Patch(ctx, "a", types.PatchType("application/apply-patch+cbor"), []byte(`{}`), metav1.PatchOptions{FieldManager: "m"}); !apierrors.IsBadRequest(err) {
+		t.Fatalf("a CBOR apply whose body is not CBOR: %v", err)
 	}
 	list, err := c.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || list.GetResourceVersion() == "" || list.Items[0].GetKind() != "Widget" {

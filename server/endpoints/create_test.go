@@ -128,7 +128,7 @@ func TestCreate(t *testing.T) {
 
 	t.Run("unsupported media type", func(t *testing.T) {
 		e.do("POST", base, "application/vnd.kubernetes.protobuf", "x").
-			wantStatus(t, 415, metav1.StatusReasonUnsupportedMediaType, "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml")
+			wantStatus(t, 415, metav1.StatusReasonUnsupportedMediaType, "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/cbor")
 	})
 
 	t.Run("too large", func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestCreate(t *testing.T) {
 
 	t.Run("not acceptable", func(t *testing.T) {
 		e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/vnd.kubernetes.protobuf").
-			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml")
+			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml, application/cbor")
 		e.do("POST", base+"?includeObject=Everything", "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
 			wantStatus(t, 400, metav1.StatusReasonBadRequest, "")
 		e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").

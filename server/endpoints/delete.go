@@ -101,7 +101,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		}
 		lr.opts.Continue, lr.opts.ResourceVersion, lr.opts.ResourceVersionMatch = list.Continue, "", ""
 	}
-	return h.writeList(w, r, out, items, nil, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
+	return h.writeList(w, r, out, items, nil, nil, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has
@@ -181,7 +181,7 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 	}
 	var opts metav1.DeleteOptions
 	if len(body) > 0 {
-		data, err := bodyJSON(r, body, false, h.protobuf)
+		data, err := bodyJSON(r, body, false, h.bodyFormats())
 		if err != nil {
 			return opts, err
 		}

@@ -38,6 +38,11 @@ type Limits struct {
 	// bandwidth for the CPU: on loopback, or behind a proxy that
 	// compresses itself.
 	ResponseCompression bool
+	// CBOR serves and accepts application/cbor (and watches as
+	// application/cbor-seq), as kube-apiserver does behind its
+	// CBORServingAndStorage feature gate; off, CBOR is 406 and 415 as
+	// there, and client-go falls back to JSON.
+	CBOR bool
 }
 
 const (
@@ -65,6 +70,7 @@ func DefaultLimits() Limits {
 		WatchWriteTimeout:                  defaultWatchWriteTimeout,
 		StrategicMergePatchMaxListElements: DefaultStrategicMergePatchMaxListElements,
 		ResponseCompression:                true,
+		CBOR:                               true,
 	}
 }
 

@@ -48,7 +48,7 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 	if err != nil {
 		return storageStatus(err, h.gr, "", v)
 	}
-	return h.writeList(w, r, out, list.Items, list.Raw, metav1.ListMeta{
+	return h.writeList(w, r, out, list.Items, list.Raw, list.Encodings, metav1.ListMeta{
 		ResourceVersion:    storage.FormatResourceVersion(list.ResourceVersion),
 		Continue:           list.Continue,
 		RemainingItemCount: list.RemainingItemCount,
@@ -56,8 +56,9 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 }
 
 // writeList answers with items as one list in the negotiated form. raw,
-// when not nil, is each item already encoded (storage.List.Raw).
-func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, lm metav1.ListMeta) error {
+// when not nil, is each item already encoded as JSON (storage.List.Raw),
+// and enc, when not nil, in other formats (storage.List.Encodings).
+func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
 	if out.enc == encYAML {
 		var buf bytes.Buffer
 		if err := h.encodeList(&buf, items, raw, lm, out); err != nil {
@@ -67,7 +68,12 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 	}
 	w.Header().Set("Content-Type", out.contentType())
 	body := newBodyWriter(w, http.StatusOK, out.gzip)
-	err := h.encodeList(body, items, raw, lm, out)
+	var err error
+	if out.enc == encCBOR {
+		err = h.encodeCBORList(body, items, enc, lm, out)
+	} else {
+		err = h.encodeList(body, items, raw, lm, out)
+	}
 	if cerr := body.Close(); err == nil {
 		err = cerr
 	}

@@ -75,7 +75,7 @@ func BenchmarkListResponse(b *testing.B) {
 			w := &discardResponse{header: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := h.writeList(w, req, output{gzip: gz}, items, raw, lm); err != nil {
+				if err := h.writeList(w, req, output{gzip: gz}, items, raw, nil, lm); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -18,6 +18,12 @@ const (
 	mediaJSONPatch  = "application/json-patch+json"
 	mediaMergePatch = "application/merge-patch+json"
 	mediaApplyPatch = "application/apply-patch+yaml"
+	// mediaCBOR is one CBOR document; mediaCBORSeq a watch's events, one
+	// CBOR document each (RFC 8742); mediaApplyCBOR a server-side apply
+	// body in CBOR, which client-go sends when it prefers CBOR.
+	mediaCBOR      = "application/cbor"
+	mediaCBORSeq   = "application/cbor-seq"
+	mediaApplyCBOR = "application/apply-patch+cbor"
 )
 
 // encoding is the syntax of a response.
@@ -26,6 +32,7 @@ type encoding int
 const (
 	encJSON encoding = iota
 	encYAML
+	encCBOR
 )
 
 // target is what a response carries: the objects themselves or one of the
@@ -65,8 +72,21 @@ const (
 // contentType is the Content-Type of a response in this form.
 // kube-apiserver does not repeat the ;as= parameters for resources.
 func (o output) contentType() string {
-	if o.enc == encYAML {
+	switch o.enc {
+	case encYAML:
 		return mediaYAML
+	case encCBOR:
+		return mediaCBOR
+	}
+	return mediaJSON
+}
+
+// streamContentType is the Content-Type of a watch in this form: a CBOR
+// watch is a sequence of documents, whether the client asked for
+// application/cbor or application/cbor-seq, as kube-apiserver answers.
+func (o output) streamContentType() string {
+	if o.enc == encCBOR {
+		return mediaCBORSeq
 	}
 	return mediaJSON
 }
@@ -78,8 +98,8 @@ func (o output) metaAPIVersion() string { return metav1.GroupName + "/" + o.meta
 // that the view fits the answer and its options are valid, so that a
 // request fails before it changes anything (406 for a view that does not
 // fit, 400 for bad Table options).
-func negotiate(r *http.Request, a answer) (output, error) {
-	out, err := negotiateMedia(r, a == eventStream)
+func negotiate(r *http.Request, a answer, cbor bool) (output, error) {
+	out, err := negotiateMedia(r, a == eventStream, cbor)
 	if err != nil {
 		return out, err
 	}
@@ -99,21 +119,25 @@ func negotiate(r *http.Request, a answer) (output, error) {
 // first this server can produce wins. An empty header, */*,
 // application/*, or any list that contains application/json gets JSON,
 // even when protobuf comes first (client-go lists it first when it prefers
-// it). stream is true for watches, which have no YAML form. Nothing
+// it). stream is true for watches, which have no YAML form. CBOR is
+// served when cbor is true (the CBORServingAndStorage feature). Nothing
 // acceptable is 406 NotAcceptable.
-func negotiateMedia(r *http.Request, stream bool) (output, error) {
+func negotiateMedia(r *http.Request, stream, cbor bool) (output, error) {
 	header := strings.Join(r.Header.Values("Accept"), ",")
 	if strings.TrimSpace(header) == "" {
 		return output{}, nil
 	}
 	for _, c := range parseAccept(header) {
-		if o, ok := c.output(stream); ok {
+		if o, ok := c.output(stream, cbor); ok {
 			return o, nil
 		}
 	}
-	accepted := []string{mediaJSON, mediaYAML}
-	if stream {
-		accepted = accepted[:1]
+	accepted := []string{mediaJSON}
+	if !stream {
+		accepted = append(accepted, mediaYAML)
+	}
+	if cbor {
+		accepted = append(accepted, mediaCBOR)
 	}
 	return output{}, &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
@@ -167,7 +191,7 @@ func parseAccept(header string) []acceptClause {
 }
 
 // output reports whether the server can answer this clause, and how.
-func (c acceptClause) output(stream bool) (output, bool) {
+func (c acceptClause) output(stream, cbor bool) (output, bool) {
 	var o output
 	switch c.mediaType {
 	case "*/*", "application/*":
@@ -178,6 +202,16 @@ func (c acceptClause) output(stream bool) (output, bool) {
 			return o, false
 		}
 		o.enc = encYAML
+	case mediaCBOR:
+		if !cbor {
+			return o, false
+		}
+		o.enc = encCBOR
+	case mediaCBORSeq:
+		if !cbor || !stream {
+			return o, false
+		}
+		o.enc = encCBOR
 	default:
 		return o, false
 	}

@@ -53,8 +53,16 @@ func patchType(mt string) types.PatchType { return types.PatchType(mt) }
 // otherwise), which kube-apiserver checks before anything else.
 func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts writeOptions, body []byte, err error) {
 	mt, _, err = mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if h.limits.CBOR && slices.Contains(accepted, mediaApplyPatch) {
+		accepted = append(slices.Clip(accepted), mediaApplyCBOR)
+	}
 	if err != nil || !slices.Contains(accepted, mt) {
 		return "", output{}, writeOptions{}, nil, unsupportedMediaType(accepted...)
+	}
+	cborApply := mt == mediaApplyCBOR
+	if cborApply {
+		// An apply in CBOR is the same apply in JSON (which is YAML).
+		mt = mediaApplyPatch
 	}
 	if out, err = h.negotiate(r, oneObject); err != nil {
 		return "", output{}, writeOptions{}, nil, err
@@ -64,6 +72,11 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 	}
 	if body, err = h.readBody(w, r); err != nil {
 		return "", output{}, writeOptions{}, nil, err
+	}
+	if cborApply {
+		if body, err = wire.CBORToJSON(body); err != nil {
+			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
 	}
 	if mt == mediaApplyPatch {
 		// kube-apiserver converts the body to JSON (for its audit log)

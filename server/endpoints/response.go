@@ -23,15 +23,15 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 	var err error
 	switch out.target {
 	case asObject:
-		data, err = wire.EncodeObject(obj, h.gvk)
+		data, err = h.encodeObject(obj, out)
 	case asTable:
 		var t *metav1.Table
 		if t, err = h.table([]O{obj}, nil, out, true); err == nil {
 			t.ResourceVersion = obj.GetResourceVersion()
-			data, err = json.Marshal(t)
+			data, err = encodeView(t, out)
 		}
 	default: // asPartial; negotiate refused the list view
-		data, err = json.Marshal(partialObject(obj, out))
+		data, err = encodeView(partialObject(obj, out), out)
 	}
 	if err != nil {
 		return err
@@ -39,9 +39,9 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 	return writeEncoded(w, out, code, data, warnings)
 }
 
-// writeEncoded answers with data, one JSON document, in the negotiated
-// encoding (converted when YAML was asked for) and compression, after
-// warnings.
+// writeEncoded answers with data, one document in the negotiated encoding
+// (JSON converted when YAML was asked for), compressed as negotiated,
+// after warnings.
 func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warnings []string) error {
 	if out.enc == encYAML {
 		var err error
@@ -53,6 +53,24 @@ func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warn
 	w.Header().Set("Content-Type", out.contentType())
 	writeBody(w, code, out.gzip, data)
 	return nil
+}
+
+// encodeObject encodes obj, of the resource's kind, as out asks.
+func (h *handler[O]) encodeObject(obj O, out output) ([]byte, error) {
+	if out.enc == encCBOR {
+		return wire.EncodeObjectCBOR(obj, h.gvk)
+	}
+	return wire.EncodeObject(obj, h.gvk)
+}
+
+// encodeView encodes v, which carries its own kind (a Table, a partial
+// object, a Status), as out asks: CBOR, or JSON (YAML is converted from
+// it by the writer).
+func encodeView(v any, out output) ([]byte, error) {
+	if out.enc == encCBOR {
+		return wire.EncodeCBOR(v)
+	}
+	return json.Marshal(v)
 }
 
 // partialObject is obj's metadata as a PartialObjectMetadata of the

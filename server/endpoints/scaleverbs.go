@@ -97,7 +97,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 // rules for unknown and duplicate fields (warnings, or under Strict the
 // 400 every undecodable body gets, errScaleBody).
 func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, false)
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, bodyFormats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err
@@ -243,11 +243,14 @@ func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autosc
 	var err error
 	switch out.target {
 	case asObject:
-		data, err = json.Marshal(scale)
+		data, err = encodeView(scale, out)
 	case asTable:
-		data, err = h.scaleTable(scale, out)
+		var t *metav1.Table
+		if t, err = h.scaleTable(scale, out); err == nil {
+			data, err = encodeView(t, out)
+		}
 	default:
-		data, err = json.Marshal(partialObject(scale, out))
+		data, err = encodeView(partialObject(scale, out), out)
 	}
 	if err != nil {
 		return err
@@ -271,7 +274,7 @@ var scaleColumns = func() *columns {
 
 // scaleTable is scale as a one-row Table, the row carrying the Scale as
 // ?includeObject= asks (table renders objects the same way).
-func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) ([]byte, error) {
+func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) (*metav1.Table, error) {
 	var buf bytes.Buffer
 	cells, err := scaleColumns.cells(scale, h.now(), &buf)
 	if err != nil {
@@ -288,10 +291,10 @@ func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(&metav1.Table{
+	return &metav1.Table{
 		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: out.metaAPIVersion()},
 		ListMeta:          metav1.ListMeta{ResourceVersion: scale.ResourceVersion},
 		ColumnDefinitions: scaleColumns.defs,
 		Rows:              []metav1.TableRow{row},
-	})
+	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
 )
 
 // Messages kube-apiserver uses, which clients and people recognise.
@@ -185,6 +186,18 @@ func encodeStatus(s metav1.Status) []byte {
 		return []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"cannot encode status","reason":"InternalError","code":500}`)
 	}
 	return data
+}
+
+// encodeStatusAs is encodeStatus in the negotiated encoding: CBOR when out
+// asks for it, else JSON (converted to YAML by the writer).
+func encodeStatusAs(s metav1.Status, out output) []byte {
+	if out.enc == encCBOR {
+		s.Kind, s.APIVersion = "Status", "v1"
+		if data, err := wire.EncodeCBOR(&s); err == nil {
+			return data
+		}
+	}
+	return encodeStatus(s)
 }
 
 // WriteError answers with err as a metav1.Status, as every handler here

@@ -47,7 +47,7 @@ func unsafeDelete(opts metav1.DeleteOptions) bool {
 // an error, in the negotiated encoding: kube-apiserver returns a Status
 // as it is whatever view (;as=Table) the client asked for.
 func writeStatus(w http.ResponseWriter, out output, s metav1.Status) error {
-	return writeEncoded(w, out, int(s.Code), encodeStatus(s), nil)
+	return writeEncoded(w, out, int(s.Code), encodeStatusAs(s, out), nil)
 }
 
 // corruptStatus is the API error for an object whose stored value does not

@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/server/detach"
@@ -56,7 +54,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	timeout := watchTimeout(lr.timeoutSeconds)
 	if timeout <= 0 {
 		// Over before it began: kube-apiserver answers an empty stream.
-		w.Header().Set("Content-Type", mediaJSON)
+		w.Header().Set("Content-Type", out.streamContentType())
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
@@ -69,7 +67,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	enc := eventEncoder[O]{h: h, out: out, headers: true}
 	if detacher != nil {
 		// The source owns the watcher and the timeout from here on.
-		w.Header().Set("Content-Type", mediaJSON)
+		w.Header().Set("Content-Type", out.streamContentType())
 		w.WriteHeader(http.StatusOK)
 		detacher.DetachBody(newWatchSource(r, ctx, cancel, watcher, enc))
 		return nil
@@ -114,7 +112,7 @@ func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r
 			return nil
 		}
 	}
-	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Content-Type", enc.out.streamContentType())
 	w.WriteHeader(http.StatusOK)
 	if err := deadline(); err != nil {
 		streamFailed(r, "watch headers", err)
@@ -226,27 +224,16 @@ type eventEncoder[O resource.Object] struct {
 }
 
 // frame returns ev's frame. A frame the producer encoded (the watch cache
-// encodes each event once for all watchers) is used as it is; the returned
-// slice is valid until the next call.
+// encodes each event once for all watchers, in each format asked for) is
+// used as it is; the returned slice is valid until the next call.
 func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
+	if e.out.enc == encCBOR {
+		return e.cborFrame(ev)
+	}
 	if e.out.target == asObject && ev.Frame != nil {
 		return ev.Frame, nil
 	}
-	var obj []byte
-	var err error
-	switch e.out.target {
-	case asTable:
-		var t *metav1.Table
-		if t, err = e.h.table([]O{ev.Object}, nil, e.out, e.headers); err == nil {
-			e.headers = false
-			t.ResourceVersion = ev.Object.GetResourceVersion()
-			obj, err = json.Marshal(t)
-		}
-	case asPartial:
-		obj, err = json.Marshal(partialObject(ev.Object, e.out))
-	default:
-		obj, err = wire.EncodeObject(ev.Object, e.h.gvk)
-	}
+	obj, err := e.object(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +241,29 @@ func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
 	return e.buf, nil
 }
 
+// object encodes ev's object in the negotiated view and encoding.
+func (e *eventEncoder[O]) object(ev *storage.Event[O]) ([]byte, error) {
+	switch e.out.target {
+	case asTable:
+		t, err := e.h.table([]O{ev.Object}, nil, e.out, e.headers)
+		if err != nil {
+			return nil, err
+		}
+		e.headers = false
+		t.ResourceVersion = ev.Object.GetResourceVersion()
+		return encodeView(t, e.out)
+	case asPartial:
+		return encodeView(partialObject(ev.Object, e.out), e.out)
+	default:
+		return e.h.encodeObject(ev.Object, e.out)
+	}
+}
+
 // errorFrame is the ERROR event that reports err and ends the stream.
 func (e *eventEncoder[O]) errorFrame(err error) []byte {
 	st := toStatus(storageStatus(err, e.h.gr, "", verbWatch))
+	if e.out.enc == encCBOR {
+		return wire.AppendCBORWatchFrame(nil, string(watch.Error), encodeStatusAs(st, e.out))
+	}
 	return wire.AppendWatchFrame(nil, string(watch.Error), encodeStatus(st))
 }

@@ -226,7 +226,7 @@ func TestWatch(t *testing.T) {
 
 	t.Run("not acceptable", func(t *testing.T) {
 		e.do("GET", ns+"?watch=true", "", "", "Accept", "application/yaml").
-			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json")
+			wantStatus(t, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/cbor")
 	})
 }
 

@@ -49,8 +49,12 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		}()
 		defer func() { _ = ws.Close(); <-readerDone }()
 
-		// One Write is one message; frames are JSON, so text messages.
+		// One Write is one message: text for JSON frames, binary for
+		// CBOR, as kube-apiserver sends them.
 		ws.PayloadType = websocket.TextFrame
+		if enc.out.enc == encCBOR {
+			ws.PayloadType = websocket.BinaryFrame
+		}
 		send := func(frame []byte) error { _, err := ws.Write(frame); return err }
 		deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, ws.SetWriteDeadline)
 		if err := enc.pump(ctx, watcher, deadline, send, func() error { return nil }); err != nil {

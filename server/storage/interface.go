@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/wire"
 )
 
 // Interface is the contract every storage implementation meets: the etcd
@@ -161,11 +162,31 @@ type List[O resource.Object] struct {
 	// The watch cache keeps every object encoded already, so lists it
 	// serves are written without encoding anything again.
 	Raw [][]byte
+	// Encodings, when not nil, gives each item's encoding in the formats
+	// other than JSON (At(i) for Items[i]): made on first use by the watch
+	// cache and then shared, so that lists in CBOR cost each object's
+	// encoding once, not once per list.
+	Encodings ListEncodings
 	// Corrupt lists the values this page skipped because they do not
 	// decode (ErrCorrupt errors with key, revision and decode error), in
 	// key order. The etcd store fills it, so that the watch cache learns
 	// them when it lists; the cache holds no such values and leaves it nil.
 	Corrupt []*Error
+}
+
+// Encodings is one object's encoding in a format besides JSON, and the
+// watch frame of one event carrying it, made once by a producer that
+// keeps them (the watch cache) and shared by every reader. Read-only.
+type Encodings interface {
+	// Object is the object alone, as a response body carries it.
+	Object(f wire.Format) ([]byte, error)
+	// Frame is the watch frame that carries the object, in format f.
+	Frame(f wire.Format) ([]byte, error)
+}
+
+// ListEncodings gives the Encodings of a list's items by index.
+type ListEncodings interface {
+	At(i int) Encodings
 }
 
 // Event is one watch event.
@@ -179,6 +200,11 @@ type Event[O resource.Object] struct {
 	// watcher that receives it. Read-only. Producers that do not encode
 	// leave it nil and the handler encodes Object.
 	Frame []byte
+	// Encodings, when not nil, gives the frame in the formats other than
+	// JSON, each encoded on first use and shared like Frame. Producers
+	// that do not keep encodings leave it nil and the handler encodes
+	// Object in those formats itself.
+	Encodings Encodings
 	// Corrupt is set on the DELETED that a PUT of an unreadable value
 	// becomes (see Corrupt values on Interface): the object was not
 	// deleted, its key now holds a value that does not decode. It is the

@@ -112,12 +112,12 @@ func TestOpenAPIAdvertisesAcceptedPatchTypes(t *testing.T) {
 		t.Errorf("v2 users: %v", ext)
 	}
 
-	// The 415 for any other body lists the same types.
+	// The 415 for any other body lists the same types, and the CBOR apply that CBOR serving adds.
 	if _, err := cs.ExampleV1().Databases("shop").Create(t.Context(), newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = cs.ExampleV1().Databases("shop").Patch(t.Context(), "orders", types.PatchType("text/plain"), []byte(`{}`), metav1.PatchOptions{})
-	if !apierrors.IsUnsupportedMediaType(err) || !strings.HasSuffix(err.Error(), "accepted media types include: "+strings.Join(resource.PatchTypes(), ", ")) {
+	if !apierrors.IsUnsupportedMediaType(err) || !strings.HasSuffix(err.Error(), "accepted media types include: "+strings.Join(resource.PatchTypes(), ", ")+", application/apply-patch+cbor") {
 		t.Errorf("415: %v", err)
 	}
 }

@@ -1,0 +1,72 @@
+package endpoints
+
+import (
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// encodeCBORList writes items as one CBOR document in the negotiated
+// view, item by item as encodeList does for JSON: the bytes
+// apimachinery's CBOR serializer writes for the whole list. Items of the
+// resource's own kind are copied from enc when the producer keeps their
+// CBOR (the watch cache encodes each object once for every list).
+func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
+	if out.target == asTable {
+		t, err := h.table(items, nil, out, true)
+		if err != nil {
+			return err
+		}
+		t.ListMeta = lm
+		data, err := wire.EncodeCBOR(t)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
+	if out.target == asPartialList {
+		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+	}
+	lw, err := wire.NewCBORListWriter(w, kind, h.gvk, len(items))
+	if err != nil {
+		return err
+	}
+	for i, item := range items {
+		switch {
+		case out.target == asPartialList:
+			err = lw.WriteValue(partialObject(item, out))
+		case enc != nil:
+			var data []byte
+			if data, err = enc.At(i).Object(wire.CBOR); err == nil {
+				err = lw.WriteEncoded(data)
+			}
+		default:
+			err = lw.Write(item)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return lw.Close(&lm, apiVersion)
+}
+
+// cborFrame is ev's watch frame in CBOR: the producer's, when it keeps
+// one, or encoded here in the negotiated view.
+func (e *eventEncoder[O]) cborFrame(ev *storage.Event[O]) ([]byte, error) {
+	if e.out.target == asObject && ev.Encodings != nil {
+		if frame, err := ev.Encodings.Frame(wire.CBOR); err == nil {
+			return frame, nil
+		}
+	}
+	obj, err := e.object(ev)
+	if err != nil {
+		return nil, err
+	}
+	e.buf = wire.AppendCBORWatchFrame(e.buf[:0], string(ev.Type), obj)
+	return e.buf, nil
+}
