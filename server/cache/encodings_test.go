@@ -1,0 +1,92 @@
+package cache
+
+import (
+	"bytes"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
+)
+
+// checkCBOR fails the test unless e's CBOR frame is e's object framed as
+// e's type, the bytes wire encodes, and returns the frame.
+func checkCBOR(t *testing.T, e storage.Event[*widget]) []byte {
+	t.Helper()
+	if e.Encodings == nil {
+		t.Fatalf("%s %s: no encodings", e.Type, e.Object.Name)
+	}
+	obj, err := wire.EncodeObjectCBOR(e.Object, e.Object.GroupVersionKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := e.Encodings.Frame(wire.CBOR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wire.AppendCBORWatchFrame(nil, string(e.Type), obj); !bytes.Equal(frame, want) {
+		t.Fatalf("%s %s: CBOR frame\n%x\nwant\n%x", e.Type, e.Object.Name, frame, want)
+	}
+	if got, err := e.Encodings.Object(wire.CBOR); err != nil || !bytes.Equal(got, obj) {
+		t.Fatalf("%s %s: CBOR object %x, %v", e.Type, e.Object.Name, got, err)
+	}
+	return frame
+}
+
+// TestCBOREncodedOnce: the cache's events and lists carry each object's
+// CBOR, made on the first request and then shared by every watcher and
+// list, with the frame of the type each watcher sees.
+func TestCBOREncodedOnce(t *testing.T) {
+	h := newHarness(t)
+	from := storage.FormatResourceVersion(h.cache.Revision())
+	live1 := h.watch(storage.ListOptions{ResourceVersion: from})
+	live2 := h.watch(storage.ListOptions{ResourceVersion: from})
+	h.create("ns", "a")
+	h.create("ns", "b")
+	h.update("ns", "a", func(w *widget) { w.Spec.Size = 5 })
+	h.delete("ns", "b")
+
+	ev1, ev2 := next(t, live1, 4, false), next(t, live2, 4, false)
+	for i, want := range []watch.EventType{watch.Added, watch.Added, watch.Modified, watch.Deleted} {
+		if ev1[i].Type != want {
+			t.Fatalf("event %d is %s, want %s", i, ev1[i].Type, want)
+		}
+		f1, f2 := checkCBOR(t, ev1[i]), checkCBOR(t, ev2[i])
+		if !sameBytes(f1, f2) {
+			t.Fatalf("event %d: each watcher got its own CBOR encoding", i)
+		}
+	}
+
+	// A new watcher's initial ADDED of a, last MODIFIED, is the MODIFIED
+	// version's CBOR framed as ADDED, made once too.
+	initial1 := next(t, h.watch(storage.ListOptions{ResourceVersion: "0"}), 1, false)[0]
+	initial2 := next(t, h.watch(storage.ListOptions{ResourceVersion: "0"}), 1, false)[0]
+	if initial1.Type != watch.Added || initial1.Object.Spec.Size != 5 {
+		t.Fatalf("initial event %s %+v", initial1.Type, initial1.Object.Spec)
+	}
+	if f1, f2 := checkCBOR(t, initial1), checkCBOR(t, initial2); !sameBytes(f1, f2) {
+		t.Fatal("each initial event got its own CBOR encoding")
+	}
+	modified, _ := ev1[2].Encodings.Object(wire.CBOR)
+	added, _ := initial1.Encodings.Object(wire.CBOR)
+	if !sameBytes(modified, added) {
+		t.Fatal("the ADDED frame of a MODIFIED version encoded the object again")
+	}
+
+	// Lists hand out the same encodings.
+	list, err := h.cache.GetList(h.ctx, storage.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Encodings == nil {
+		t.Fatalf("list of %d items, encodings %v", len(list.Items), list.Encodings)
+	}
+	inList, err := list.Encodings.At(0).Object(wire.CBOR)
+	if err != nil || !sameBytes(inList, added) {
+		t.Fatalf("the list encoded a again (%v)", err)
+	}
+	if _, err := list.Encodings.At(0).Frame(wire.Format(99)); err == nil {
+		t.Fatal("an unknown format was encoded")
+	}
+}
