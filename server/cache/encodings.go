@@ -14,37 +14,67 @@ import (
 // errUnknownFormat is asked for a format the cache does not encode.
 var errUnknownFormat = errors.New("cache: unknown encoding format")
 
-// cborEncoding is one item's CBOR: the object, the frame of the event that
-// made the version, and its ADDED frame when that event was another. It is
-// made on the first request for CBOR, so that a cache whose clients all
-// speak JSON pays one pointer per item for it.
-type cborEncoding struct {
+// formats are the formats besides JSON the cache keeps encodings in.
+var formats = [...]wire.Format{wire.CBOR, wire.Protobuf}
+
+// slot is f's index in an item's alternative encodings.
+func slot(f wire.Format) (int, bool) {
+	for i, g := range formats {
+		if g == f {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// alternatives are an item's encodings in the formats besides JSON, each
+// made on the first request for it. They are allocated on the first
+// request for any, so that a cache whose clients all speak JSON pays one
+// pointer per item for them.
+type alternatives [len(formats)]struct {
+	once sync.Once
+	enc  *encoding
+}
+
+// encoding is one item's encoding in one format: the object, the frame of
+// the event that made the version, and its ADDED frame when that event
+// was another.
+type encoding struct {
 	obj, frame []byte // obj is the end of frame
 	err        error
 
 	addedOnce sync.Once
-	added     []byte // the ADDED frame when the item's frame is not one
+	added     []byte
 }
 
-// cbor returns the item's CBOR encoding, made once.
-func (it *item[O]) cbor() *cborEncoding {
-	it.cborOnce.Do(func() {
-		e := &cborEncoding{}
-		obj, err := wire.EncodeObjectCBOR(it.obj, it.obj.GetObjectKind().GroupVersionKind())
+// encodingIn returns the item's encoding in f, made once.
+func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
+	i, ok := slot(f)
+	if !ok {
+		return nil, errUnknownFormat
+	}
+	alt := it.alt.Load()
+	if alt == nil {
+		it.alt.CompareAndSwap(nil, new(alternatives))
+		alt = it.alt.Load()
+	}
+	s := &alt[i]
+	s.once.Do(func() {
+		e := &encoding{}
+		obj, err := wire.EncodeObjectAs(f, it.obj, it.obj.GetObjectKind().GroupVersionKind())
 		if err != nil {
 			e.err = err
 		} else {
-			e.frame, e.obj = newCBORFrame(it.frameType, obj)
+			e.frame, e.obj = frameWith(f, it.frameType, obj)
 		}
-		it.cborEnc = e
+		s.enc = e
 	})
-	return it.cborEnc
+	return s.enc, s.enc.err
 }
 
-// newCBORFrame is newFrame for CBOR: the frame, and the object as its end.
-func newCBORFrame(typ watch.EventType, obj []byte) (frame, objInFrame []byte) {
-	t := string(typ)
-	frame = wire.AppendCBORWatchFrame(make([]byte, 0, wire.CBORWatchFrameSize(t, obj)), t, obj)
+// frameWith is newFrame for format f: the frame, and obj as its end.
+func frameWith(f wire.Format, typ watch.EventType, obj []byte) (frame, objInFrame []byte) {
+	frame = wire.NewWatchFrameAs(f, string(typ), obj)
 	return frame, frame[len(frame)-len(obj):]
 }
 
@@ -67,11 +97,11 @@ func (e *itemEncodings[O]) Object(f wire.Format) ([]byte, error) {
 }
 
 func (e *itemEncodings[O]) Frame(f wire.Format) ([]byte, error) {
-	if f != wire.CBOR {
-		return nil, errUnknownFormat
+	enc, err := (*item[O])(e).encodingIn(f)
+	if err != nil {
+		return nil, err
 	}
-	c := (*item[O])(e).cbor()
-	return c.frame, c.err
+	return enc.frame, nil
 }
 
 func (e *addedEncodings[O]) Object(f wire.Format) ([]byte, error) {
@@ -79,24 +109,28 @@ func (e *addedEncodings[O]) Object(f wire.Format) ([]byte, error) {
 }
 
 func (e *addedEncodings[O]) Frame(f wire.Format) ([]byte, error) {
-	if f != wire.CBOR {
-		return nil, errUnknownFormat
-	}
 	it := (*item[O])(e)
-	c := it.cbor()
-	if c.err != nil || it.frameType == watch.Added {
-		return c.frame, c.err
+	enc, err := it.encodingIn(f)
+	if err != nil || it.frameType == watch.Added {
+		return enc.frameOrNil(), err
 	}
-	c.addedOnce.Do(func() { c.added, _ = newCBORFrame(watch.Added, c.obj) })
-	return c.added, nil
+	enc.addedOnce.Do(func() { enc.added, _ = frameWith(f, watch.Added, enc.obj) })
+	return enc.added, nil
+}
+
+func (e *encoding) frameOrNil() []byte {
+	if e == nil {
+		return nil
+	}
+	return e.frame
 }
 
 func (it *item[O]) encodedObject(f wire.Format) ([]byte, error) {
-	if f != wire.CBOR {
-		return nil, errUnknownFormat
+	enc, err := it.encodingIn(f)
+	if err != nil {
+		return nil, err
 	}
-	c := it.cbor()
-	return c.obj, c.err
+	return enc.obj, nil
 }
 
 // listEncodings are a list's items' encodings, by index.

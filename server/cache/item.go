@@ -2,6 +2,7 @@ package cache
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,8 +32,7 @@ type item[O resource.Object] struct {
 	addedOnce sync.Once
 	added     []byte // the ADDED frame when frameType is MODIFIED
 
-	cborOnce sync.Once
-	cborEnc  *cborEncoding // set by cbor(), on the first request for CBOR
+	alt atomic.Pointer[alternatives] // encodings besides JSON (encodings.go)
 }
 
 // addedFrame is the frame that announces this version as ADDED: the

@@ -42,13 +42,19 @@ func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 	return body, nil
 }
 
-// bodyFormats are the syntaxes a request body may come in besides JSON and
-// YAML, which every endpoint reads.
-type bodyFormats struct {
-	// protobuf: the kind has protobuf methods, as k8s.io/api's do.
+// formats are the syntaxes a resource reads and writes besides JSON and
+// YAML, which every endpoint does.
+type formats struct {
+	// protobuf: the kind has protobuf methods, as k8s.io/api's do and
+	// generated ones of apis/.
 	protobuf bool
 	// cbor: CBOR is served (Limits.CBOR).
 	cbor bool
+	// kind and newObject decode a protobuf body of the resource's kind;
+	// bodies of other kinds (DeleteOptions) are decoded by client-go's
+	// scheme.
+	kind      schema.GroupVersionKind
+	newObject func() runtime.Object
 }
 
 // bodyJSON returns the request body as JSON: JSON as it is, YAML converted,
@@ -57,14 +63,14 @@ type bodyFormats struct {
 // answers it for custom resources. strict (fieldValidation=Strict) makes
 // YAML duplicate keys an error, as kube-apiserver's strict YAML decoding
 // does; duplicate CBOR map keys are always one, as there.
-func bodyJSON(r *http.Request, body []byte, strict bool, formats bodyFormats) ([]byte, error) {
+func bodyJSON(r *http.Request, body []byte, strict bool, f formats) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return body, nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return nil, formats.unsupported()
+		return nil, f.unsupported()
 	}
 	switch {
 	case mt == mediaJSON:
@@ -79,21 +85,21 @@ func bodyJSON(r *http.Request, body []byte, strict bool, formats bodyFormats) ([
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 		}
 		return data, nil
-	case mt == mediaProtobuf && formats.protobuf:
-		return protobufToJSON(body)
-	case mt == mediaCBOR && formats.cbor:
+	case mt == mediaProtobuf && f.protobuf:
+		return protobufToJSON(body, f.kind, f.newObject)
+	case mt == mediaCBOR && f.cbor:
 		data, err := wire.CBORToJSON(body)
 		if err != nil {
 			return nil, errBadCBOR(err)
 		}
 		return data, nil
 	default:
-		return nil, formats.unsupported()
+		return nil, f.unsupported()
 	}
 }
 
 // unsupported is the 415 for a body in none of the formats.
-func (f bodyFormats) unsupported() error {
+func (f formats) unsupported() error {
 	accepted := []string{mediaJSON, mediaYAML}
 	if f.protobuf {
 		accepted = append(accepted, mediaProtobuf)
@@ -109,9 +115,9 @@ func errBadCBOR(err error) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 }
 
-// bodyFormats are the body syntaxes this resource reads.
-func (h *handler[O]) bodyFormats() bodyFormats {
-	return bodyFormats{protobuf: h.protobuf, cbor: h.limits.CBOR}
+// formats are the syntaxes this resource reads and writes.
+func (h *handler[O]) formats() formats {
+	return formats{protobuf: h.protobuf, cbor: h.limits.CBOR, kind: h.gvk, newObject: func() runtime.Object { return h.def.New() }}
 }
 
 // readWrite reads what a create or an update starts from, failing before
@@ -153,7 +159,7 @@ type decoded[O runtime.Object] struct {
 // say (prepareCreate, prepareUpdate).
 func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.bodyFormats())
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.formats())
 	if err != nil {
 		return out, err
 	}

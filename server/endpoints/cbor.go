@@ -55,11 +55,15 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 	return lw.Close(&lm, apiVersion)
 }
 
-// cborFrame is ev's watch frame in CBOR: the producer's, when it keeps
-// one, or encoded here in the negotiated view.
-func (e *eventEncoder[O]) cborFrame(ev *storage.Event[O]) ([]byte, error) {
+// frameAs is ev's watch frame in CBOR or protobuf: the producer's, when
+// it keeps one, or encoded here in the negotiated view.
+func (e *eventEncoder[O]) frameAs(ev *storage.Event[O]) ([]byte, error) {
+	f := wire.CBOR
+	if e.out.enc == encProtobuf {
+		f = wire.Protobuf
+	}
 	if e.out.target == asObject && ev.Encodings != nil {
-		if frame, err := ev.Encodings.Frame(wire.CBOR); err == nil {
+		if frame, err := ev.Encodings.Frame(f); err == nil {
 			return frame, nil
 		}
 	}
@@ -67,6 +71,10 @@ func (e *eventEncoder[O]) cborFrame(ev *storage.Event[O]) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.buf = wire.AppendCBORWatchFrame(e.buf[:0], string(ev.Type), obj)
+	if f == wire.Protobuf {
+		e.buf = wire.AppendProtobufWatchFrame(e.buf[:0], string(ev.Type), obj)
+	} else {
+		e.buf = wire.AppendCBORWatchFrame(e.buf[:0], string(ev.Type), obj)
+	}
 	return e.buf, nil
 }

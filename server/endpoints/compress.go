@@ -65,7 +65,7 @@ func acceptsGzip(r *http.Request) bool {
 // the resource has ResponseCompression, the answer is not a watch and the
 // client accepts gzip.
 func (h *handler[O]) negotiate(r *http.Request, a answer) (output, error) {
-	out, err := negotiate(r, a, h.limits.CBOR)
+	out, err := negotiate(r, a, h.formats())
 	out.gzip = h.limits.ResponseCompression && a != eventStream && acceptsGzip(r)
 	return out, err
 }

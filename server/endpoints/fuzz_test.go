@@ -49,7 +49,7 @@ func FuzzListOptions(f *testing.F) {
 		r.URL.RawQuery = query
 		r.Header.Set("Accept", accept)
 		for _, a := range []answer{oneObject, objectList, eventStream} {
-			if _, err := negotiate(r, a, true); err != nil {
+			if _, err := negotiate(r, a, formats{cbor: true, protobuf: true}); err != nil {
 				wantClientError(t, "accept "+accept, err)
 			}
 		}

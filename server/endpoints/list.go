@@ -69,9 +69,12 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 	w.Header().Set("Content-Type", out.contentType())
 	body := newBodyWriter(w, http.StatusOK, out.gzip)
 	var err error
-	if out.enc == encCBOR {
+	switch out.enc {
+	case encCBOR:
 		err = h.encodeCBORList(body, items, enc, lm, out)
-	} else {
+	case encProtobuf:
+		err = h.encodeProtobufList(body, items, enc, lm, out)
+	default:
 		err = h.encodeList(body, items, raw, lm, out)
 	}
 	if cerr := body.Close(); err == nil {

@@ -33,6 +33,7 @@ const (
 	encJSON encoding = iota
 	encYAML
 	encCBOR
+	encProtobuf
 )
 
 // target is what a response carries: the objects themselves or one of the
@@ -77,6 +78,8 @@ func (o output) contentType() string {
 		return mediaYAML
 	case encCBOR:
 		return mediaCBOR
+	case encProtobuf:
+		return mediaProtobuf
 	}
 	return mediaJSON
 }
@@ -85,8 +88,11 @@ func (o output) contentType() string {
 // watch is a sequence of documents, whether the client asked for
 // application/cbor or application/cbor-seq, as kube-apiserver answers.
 func (o output) streamContentType() string {
-	if o.enc == encCBOR {
+	switch o.enc {
+	case encCBOR:
 		return mediaCBORSeq
+	case encProtobuf:
+		return mediaProtobuf + ";stream=watch"
 	}
 	return mediaJSON
 }
@@ -98,8 +104,8 @@ func (o output) metaAPIVersion() string { return metav1.GroupName + "/" + o.meta
 // that the view fits the answer and its options are valid, so that a
 // request fails before it changes anything (406 for a view that does not
 // fit, 400 for bad Table options).
-func negotiate(r *http.Request, a answer, cbor bool) (output, error) {
-	out, err := negotiateMedia(r, a == eventStream, cbor)
+func negotiate(r *http.Request, a answer, f formats) (output, error) {
+	out, err := negotiateMedia(r, a == eventStream, f)
 	if err != nil {
 		return out, err
 	}
@@ -119,16 +125,16 @@ func negotiate(r *http.Request, a answer, cbor bool) (output, error) {
 // first this server can produce wins. An empty header, */*,
 // application/*, or any list that contains application/json gets JSON,
 // even when protobuf comes first (client-go lists it first when it prefers
-// it). stream is true for watches, which have no YAML form. CBOR is
-// served when cbor is true (the CBORServingAndStorage feature). Nothing
-// acceptable is 406 NotAcceptable.
-func negotiateMedia(r *http.Request, stream, cbor bool) (output, error) {
+// it). stream is true for watches, which have no YAML form. CBOR and
+// protobuf are served when f has them. Nothing acceptable is 406
+// NotAcceptable.
+func negotiateMedia(r *http.Request, stream bool, f formats) (output, error) {
 	header := strings.Join(r.Header.Values("Accept"), ",")
 	if strings.TrimSpace(header) == "" {
 		return output{}, nil
 	}
 	for _, c := range parseAccept(header) {
-		if o, ok := c.output(stream, cbor); ok {
+		if o, ok := c.output(stream, f); ok {
 			return o, nil
 		}
 	}
@@ -136,7 +142,10 @@ func negotiateMedia(r *http.Request, stream, cbor bool) (output, error) {
 	if !stream {
 		accepted = append(accepted, mediaYAML)
 	}
-	if cbor {
+	if f.protobuf {
+		accepted = append(accepted, mediaProtobuf)
+	}
+	if f.cbor {
 		accepted = append(accepted, mediaCBOR)
 	}
 	return output{}, &apierrors.StatusError{ErrStatus: metav1.Status{
@@ -191,7 +200,7 @@ func parseAccept(header string) []acceptClause {
 }
 
 // output reports whether the server can answer this clause, and how.
-func (c acceptClause) output(stream, cbor bool) (output, bool) {
+func (c acceptClause) output(stream bool, f formats) (output, bool) {
 	var o output
 	switch c.mediaType {
 	case "*/*", "application/*":
@@ -203,15 +212,20 @@ func (c acceptClause) output(stream, cbor bool) (output, bool) {
 		}
 		o.enc = encYAML
 	case mediaCBOR:
-		if !cbor {
+		if !f.cbor {
 			return o, false
 		}
 		o.enc = encCBOR
 	case mediaCBORSeq:
-		if !cbor || !stream {
+		if !f.cbor || !stream {
 			return o, false
 		}
 		o.enc = encCBOR
+	case mediaProtobuf:
+		if !f.protobuf {
+			return o, false
+		}
+		o.enc = encProtobuf
 	default:
 		return o, false
 	}
@@ -227,6 +241,9 @@ func (c acceptClause) output(stream, cbor bool) (output, bool) {
 	}
 	switch as {
 	case "Table":
+		if o.enc == encProtobuf {
+			return o, false // metav1.Table has no protobuf encoding
+		}
 		o.target = asTable
 	case "PartialObjectMetadata":
 		o.target = asPartial

@@ -42,7 +42,7 @@ func TestNegotiate(t *testing.T) {
 		if tc.accept != "" {
 			r.Header.Set("Accept", tc.accept)
 		}
-		got, err := negotiateMedia(r, tc.stream, true)
+		got, err := negotiateMedia(r, tc.stream, formats{cbor: true})
 		if tc.fail {
 			if err == nil || toStatus(err).Code != 406 {
 				t.Errorf("%q (stream %v): %+v, %v; want 406", tc.accept, tc.stream, got, err)

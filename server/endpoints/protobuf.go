@@ -3,30 +3,54 @@ package endpoints
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/wire"
 )
 
-// mediaProtobuf is Kubernetes' protobuf encoding, which kubectl sends the
-// bodies of built-in kinds in (k8s.io/api types have protobuf methods).
+// mediaProtobuf is Kubernetes' protobuf encoding, which client-go and
+// kubectl speak for kinds with protobuf methods: k8s.io/api's, and those
+// of apis/ that `make generate` gave them.
 const mediaProtobuf = "application/vnd.kubernetes.protobuf"
 
-// protobufDecoder decodes protobuf bodies of the types client-go's scheme
-// knows: k8s.io/api's, every built-in kind the server may serve. Kinds
-// without protobuf methods (those of apis/) are refused, as
-// kube-apiserver refuses protobuf for custom resources.
-var protobufDecoder = protobuf.NewSerializer(clientgoscheme.Scheme, clientgoscheme.Scheme)
+// protobufEnvelope reads the runtime.Unknown every protobuf document is.
+var protobufEnvelope = protobuf.NewSerializer(nil, nil)
 
 // protobufToJSON converts a protobuf request body to the JSON the write
-// paths read: the object decoded by its envelope's apiVersion and kind,
-// then encoded as JSON. A body that does not decode is 400 BadRequest.
-func protobufToJSON(body []byte) ([]byte, error) {
-	obj, _, err := protobufDecoder.Decode(body, nil, nil)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
+// paths read. The body's envelope names its kind: the resource's own is
+// decoded into newObject(), others (DeleteOptions) by client-go's scheme.
+// A body that does not decode is 400 BadRequest.
+func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() runtime.Object) ([]byte, error) {
+	var u runtime.Unknown
+	if _, _, err := protobufEnvelope.Decode(body, nil, &u); err != nil {
+		return nil, badProtobuf(err)
 	}
+	gvk := schema.FromAPIVersionAndKind(u.APIVersion, u.Kind)
+	var obj runtime.Object
+	if gvk == kind && newObject != nil {
+		obj = newObject()
+	} else {
+		var err error
+		if obj, err = clientgoscheme.Scheme.New(gvk); err != nil {
+			return nil, badProtobuf(err)
+		}
+	}
+	m, ok := obj.(wire.ProtoMessage)
+	if !ok {
+		return nil, badProtobuf(fmt.Errorf("%s has no protobuf encoding", gvk))
+	}
+	if err := m.Unmarshal(u.Raw); err != nil {
+		return nil, badProtobuf(err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -34,15 +58,68 @@ func protobufToJSON(body []byte) ([]byte, error) {
 	return data, nil
 }
 
-// protoMessage is what the protobuf types of k8s.io/api implement (the
-// methods the protobuf serializer decodes with).
-type protoMessage interface {
-	Marshal() ([]byte, error)
-	Unmarshal([]byte) error
+func badProtobuf(err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 }
 
 // hasProtobuf reports whether obj's type has protobuf methods.
-func hasProtobuf(obj any) bool {
-	_, ok := obj.(protoMessage)
-	return ok
+func hasProtobuf(obj any) bool { return wire.HasProtobuf(obj) }
+
+// encodeProtobufList writes items as one protobuf document, item by item
+// as encodeList does for JSON: the bytes apimachinery's protobuf
+// serializer writes for the whole list. The envelope announces the list's
+// length, so each item's size is taken first: from enc when the producer
+// keeps the items encoded (the watch cache), else from Size.
+func (h *handler[O]) encodeProtobufList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
+	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
+	partial := out.target == asPartialList
+	if partial {
+		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+	}
+	// message returns item i's encoding, or only its size when size is set.
+	message := func(i int, sizeOnly bool) ([]byte, int, error) {
+		var m wire.ProtoMessage
+		switch {
+		case partial:
+			m = partialObject(items[i], out)
+		case enc != nil:
+			doc, err := enc.At(i).Object(wire.Protobuf)
+			if err != nil {
+				return nil, 0, err
+			}
+			msg, err := wire.ProtobufMessage(doc)
+			return msg, len(msg), err
+		default:
+			var ok bool
+			if m, ok = any(items[i]).(wire.ProtoMessage); !ok {
+				return nil, 0, wire.ErrNoProtobuf
+			}
+		}
+		if sizeOnly {
+			return nil, m.Size(), nil
+		}
+		b, err := m.Marshal()
+		return b, len(b), err
+	}
+	sizes := make([]int, len(items))
+	for i := range items {
+		var err error
+		if _, sizes[i], err = message(i, true); err != nil {
+			return err
+		}
+	}
+	lw, err := wire.NewProtobufListWriter(w, apiVersion, kind, &lm, sizes)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		msg, _, err := message(i, false)
+		if err == nil {
+			err = lw.Write(msg)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return lw.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"sigs.k8s.io/yaml"
@@ -57,18 +58,25 @@ func writeEncoded(w http.ResponseWriter, out output, code int, data []byte, warn
 
 // encodeObject encodes obj, of the resource's kind, as out asks.
 func (h *handler[O]) encodeObject(obj O, out output) ([]byte, error) {
-	if out.enc == encCBOR {
+	switch out.enc {
+	case encCBOR:
 		return wire.EncodeObjectCBOR(obj, h.gvk)
+	case encProtobuf:
+		return wire.EncodeObjectProtobuf(obj, h.gvk)
 	}
 	return wire.EncodeObject(obj, h.gvk)
 }
 
 // encodeView encodes v, which carries its own kind (a Table, a partial
-// object, a Status), as out asks: CBOR, or JSON (YAML is converted from
+// object, a Status, a Scale), as out asks: CBOR, protobuf (negotiate
+// offers it only for views that have it), or JSON (YAML is converted from
 // it by the writer).
-func encodeView(v any, out output) ([]byte, error) {
-	if out.enc == encCBOR {
+func encodeView(v runtime.Object, out output) ([]byte, error) {
+	switch out.enc {
+	case encCBOR:
 		return wire.EncodeCBOR(v)
+	case encProtobuf:
+		return wire.EncodeObjectProtobuf(v, v.GetObjectKind().GroupVersionKind())
 	}
 	return json.Marshal(v)
 }

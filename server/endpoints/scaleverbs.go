@@ -97,7 +97,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 // rules for unknown and duplicate fields (warnings, or under Strict the
 // 400 every undecodable body gets, errScaleBody).
 func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, bodyFormats{})
+	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, formats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/storage"
-	"github.com/apiloom/apiloom/server/wire"
 )
 
 // Messages kube-apiserver uses, which clients and people recognise.
@@ -191,9 +190,9 @@ func encodeStatus(s metav1.Status) []byte {
 // encodeStatusAs is encodeStatus in the negotiated encoding: CBOR when out
 // asks for it, else JSON (converted to YAML by the writer).
 func encodeStatusAs(s metav1.Status, out output) []byte {
-	if out.enc == encCBOR {
+	if out.enc == encCBOR || out.enc == encProtobuf {
 		s.Kind, s.APIVersion = "Status", "v1"
-		if data, err := wire.EncodeCBOR(&s); err == nil {
+		if data, err := encodeView(&s, out); err == nil {
 			return data
 		}
 	}

@@ -227,8 +227,8 @@ type eventEncoder[O resource.Object] struct {
 // encodes each event once for all watchers, in each format asked for) is
 // used as it is; the returned slice is valid until the next call.
 func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
-	if e.out.enc == encCBOR {
-		return e.cborFrame(ev)
+	if e.out.enc == encCBOR || e.out.enc == encProtobuf {
+		return e.frameAs(ev)
 	}
 	if e.out.target == asObject && ev.Frame != nil {
 		return ev.Frame, nil
@@ -262,8 +262,11 @@ func (e *eventEncoder[O]) object(ev *storage.Event[O]) ([]byte, error) {
 // errorFrame is the ERROR event that reports err and ends the stream.
 func (e *eventEncoder[O]) errorFrame(err error) []byte {
 	st := toStatus(storageStatus(err, e.h.gr, "", verbWatch))
-	if e.out.enc == encCBOR {
+	switch e.out.enc {
+	case encCBOR:
 		return wire.AppendCBORWatchFrame(nil, string(watch.Error), encodeStatusAs(st, e.out))
+	case encProtobuf:
+		return wire.AppendProtobufWatchFrame(nil, string(watch.Error), encodeStatusAs(st, e.out))
 	}
 	return wire.AppendWatchFrame(nil, string(watch.Error), encodeStatus(st))
 }

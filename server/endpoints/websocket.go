@@ -52,10 +52,16 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		// One Write is one message: text for JSON frames, binary for
 		// CBOR, as kube-apiserver sends them.
 		ws.PayloadType = websocket.TextFrame
-		if enc.out.enc == encCBOR {
+		if enc.out.enc != encJSON {
 			ws.PayloadType = websocket.BinaryFrame
 		}
-		send := func(frame []byte) error { _, err := ws.Write(frame); return err }
+		send := func(frame []byte) error {
+			if enc.out.enc == encProtobuf {
+				frame = frame[4:] // a message is one event: no length prefix
+			}
+			_, err := ws.Write(frame)
+			return err
+		}
 		deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, ws.SetWriteDeadline)
 		if err := enc.pump(ctx, watcher, deadline, send, func() error { return nil }); err != nil {
 			streamFailed(r, "websocket watch", err)
