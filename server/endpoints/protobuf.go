@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,7 @@ func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() 
 		obj = newObject()
 	} else {
 		var err error
-		if obj, err = clientgoscheme.Scheme.New(gvk); err != nil {
+		if obj, err = optionsObject(gvk); err != nil {
 			return nil, badProtobuf(err)
 		}
 	}
@@ -56,6 +57,27 @@ func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() 
 		return nil, apierrors.NewInternalError(err)
 	}
 	return data, nil
+}
+
+// optionsObject is a new object of a kind client-go's scheme knows: a
+// built-in kind, or one of meta.k8s.io's options (DeleteOptions), which
+// every group version registers, apis/ ones too.
+func optionsObject(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	obj, err := clientgoscheme.Scheme.New(gvk)
+	if err == nil {
+		return obj, nil
+	}
+	meta, merr := clientgoscheme.Scheme.New(corev1Kind(gvk.Kind))
+	if merr != nil || reflect.TypeOf(meta).Elem().PkgPath() != reflect.TypeFor[metav1.DeleteOptions]().PkgPath() {
+		return nil, err
+	}
+	return meta, nil
+}
+
+// corev1Kind is kind in the core group's version, where meta.k8s.io's
+// options are registered as in every group.
+func corev1Kind(kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Version: "v1", Kind: kind}
 }
 
 func badProtobuf(err error) error {
