@@ -51,7 +51,8 @@ func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions)
 //
 //   - RV "" learns etcd's revision and waits for the cache to reach it;
 //     if that takes longer than the wait timeout the source answers.
-//   - RV "0" is the cache's state; RV N (NotOlderThan) waits for N.
+//   - RV "0" is the cache's state, whole: its limit is ignored, as by
+//     kube-apiserver's watch cache; RV N (NotOlderThan) waits for N.
 //   - Exact N, and continue tokens, are answered from a snapshot
 //     reconstructed from the history when N is inside the window, and by
 //     the source otherwise.
@@ -82,7 +83,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 			return nil, err
 		}
 		if v, ok := c.viewAt(rv); ok {
-			return page(v, &m, opts.Limit, ""), nil
+			return page(v, &m, opts.Limit, "", 0), nil
 		}
 	case match == "" || match == metav1.ResourceVersionMatchNotOlderThan:
 		if opts.ResourceVersion == "" {
@@ -98,7 +99,14 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 		if failpoint.Enabled && opts.ResourceVersion == "" && failpoint.Fire(failpoint.StaleConsistentList) {
 			v = c.staleView(v)
 		}
-		l := page(v, &m, opts.Limit, "")
+		limit := opts.Limit
+		if opts.ResourceVersion == "0" {
+			// kube-apiserver's watch cache ignores the limit of an RV "0"
+			// list (computeListLimit): an informer's first LIST (RV 0,
+			// limit 500) is one answer, not a traversal.
+			limit = 0
+		}
+		l := page(v, &m, limit, "", 0)
 		if failpoint.Enabled && opts.ResourceVersion == "" && len(l.Items) > 0 && failpoint.Fire(failpoint.ListDropItem) {
 			l = c.dropItem(l)
 		}
@@ -115,7 +123,7 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 		return c.src.GetList(ctx, opts)
 	}
-	start, rev, err := storage.DecodeContinue(opts.Continue)
+	start, rev, before, err := storage.DecodeCountedContinue(opts.Continue)
 	if err != nil || rev <= 0 {
 		return c.src.GetList(ctx, opts)
 	}
@@ -128,14 +136,19 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 	if !ok {
 		return c.src.GetList(ctx, opts)
 	}
-	return page(v, &m, opts.Limit, start), nil
+	return page(v, &m, opts.Limit, start, before), nil
 }
 
 // page lists the items of v that m matches, from the key start on, at most
 // limit of them if limit > 0. Like the store, it sets a continue token
 // when the page is full and more keys follow (matching or not), and the
 // number of keys left when there is no selector.
-func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *storage.List[O] {
+//
+// before is how many keys of v precede start, or -1 if unknown. A list of
+// every namespace without selectors knows it, so its remaining count is
+// arithmetic and a page costs O(limit), not O(keys after it); other lists
+// count the rest of their range.
+func page[O resource.Object](v view[O], m *matcher, limit int64, start string, before int64) *storage.List[O] {
 	r := namespaceRange(m.ns)
 	if start > r.from {
 		r.from = start
@@ -152,6 +165,7 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		items, raw, src = make([]O, 0, n), make([][]byte, 0, n), make(listEncodings[O], 0, n)
 	}
 	var lastKey string
+	var visited int64
 	more := false
 	v.ascend(r, func(it *item[O]) bool {
 		if limit > 0 && int64(len(items)) >= limit {
@@ -159,6 +173,7 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 			return false
 		}
 		lastKey = it.key
+		visited++
 		if matches(m, it) {
 			items = append(items, it.obj)
 			raw = append(raw, it.raw)
@@ -174,7 +189,13 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string) *
 		list.Continue = storage.ContinueAfter(lastKey, v.rev)
 		if !m.selective() {
 			var n int64
-			v.ascend(keyRange{from: lastKey + "\x00", to: r.to}, func(*item[O]) bool { n++; return true })
+			total := v.len()
+			if whole := m.ns == ""; whole && before >= 0 && before+visited <= total {
+				n = total - before - visited
+				list.Continue = storage.ContinueAfterCounted(lastKey, v.rev, before+visited)
+			} else {
+				v.ascend(keyRange{from: lastKey + "\x00", to: r.to}, func(*item[O]) bool { n++; return true })
+			}
 			list.RemainingItemCount = &n
 		}
 	}

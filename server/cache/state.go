@@ -66,6 +66,22 @@ func (v *view[O]) undoEvents(events []*event[O]) {
 	slices.Sort(v.undoKeys)
 }
 
+// len is the number of objects at v.rev: the tree's, corrected for each
+// undone key, which costs a lookup per change since rev, not a walk of
+// the tree.
+func (v *view[O]) len() int64 {
+	n := int64(v.tree.Len())
+	for _, k := range v.undoKeys {
+		if _, now := v.tree.Get(&item[O]{key: k}); now {
+			n--
+		}
+		if v.undo[k] != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // ascend calls fn with each item at v.rev whose key is in r, in key order,
 // until fn returns false. It merges the tree's items with the undone keys:
 // an undone key takes its state at rev (skipped if it did not exist then),

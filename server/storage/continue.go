@@ -22,6 +22,13 @@ type continueToken struct {
 	// Start is the key to resume at, relative to the resource prefix,
 	// usually the last returned key plus "\x00".
 	Start string `json:"start"`
+	// Before, which only the watch cache writes, is how many keys of the
+	// whole resource precede Start at Revision, for a list of every
+	// namespace without selectors: the next page's remainingItemCount
+	// is then the size of the snapshot less those and its own, without
+	// counting the rest of the keys on every page. kube-apiserver's
+	// tokens lack it; it is omitted when unknown.
+	Before int64 `json:"before,omitempty"`
 }
 
 // EncodeContinue returns the continue token for a list read at rev that
@@ -52,27 +59,48 @@ func ContinueAfter(lastKey string, rev int64) string {
 // not a clean relative path (no "." or ".." segments), so a token can never
 // reach outside the resource's key range.
 func DecodeContinue(token string) (start string, rev int64, err error) {
+	start, rev, _, err = DecodeCountedContinue(token)
+	return start, rev, err
+}
+
+// ContinueAfterCounted is ContinueAfter for a page of a list of the whole
+// resource, unfiltered, after which before keys precede the next page.
+func ContinueAfterCounted(lastKey string, rev, before int64) string {
+	data, err := json.Marshal(continueToken{Version: continueVersion, Revision: rev, Start: lastKey + "\x00", Before: before})
+	if err != nil {
+		panic(fmt.Sprintf("storage: encode continue token: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+// DecodeCountedContinue is DecodeContinue that also returns the token's
+// count of keys before start, or -1 when the token carries none.
+func DecodeCountedContinue(token string) (start string, rev, before int64, err error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return "", 0, invalidContinue("not base64url: %v", err)
+		return "", 0, 0, invalidContinue("not base64url: %v", err)
 	}
 	var c continueToken
 	if err := json.Unmarshal(data, &c); err != nil {
-		return "", 0, invalidContinue("not a token: %v", err)
+		return "", 0, 0, invalidContinue("not a token: %v", err)
 	}
 	if c.Version != continueVersion {
-		return "", 0, invalidContinue("server does not recognize version %q", c.Version)
+		return "", 0, 0, invalidContinue("server does not recognize version %q", c.Version)
 	}
 	if c.Revision == 0 {
-		return "", 0, invalidContinue("incorrect encoded start resourceVersion")
+		return "", 0, 0, invalidContinue("incorrect encoded start resourceVersion")
 	}
 	if c.Start == "" {
-		return "", 0, invalidContinue("encoded start key empty")
+		return "", 0, 0, invalidContinue("encoded start key empty")
 	}
 	if !cleanRelativeKey(c.Start) {
-		return "", 0, invalidContinue("start key %q is not a clean relative key", c.Start)
+		return "", 0, 0, invalidContinue("start key %q is not a clean relative key", c.Start)
 	}
-	return c.Start, c.Revision, nil
+	before = c.Before
+	if before <= 0 {
+		before = -1
+	}
+	return c.Start, c.Revision, before, nil
 }
 
 // cleanRelativeKey reports whether k is a relative key that path.Clean
