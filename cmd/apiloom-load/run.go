@@ -70,8 +70,9 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 		case "list":
 			r.List, err = runList(ctx, c, t, objs, s, logf)
 		case "informer":
+			// The list scenario's objects, if it made them all.
 			present := 0
-			if r.List != nil {
+			if r.List != nil && r.List.CreateError == "" {
 				present = r.List.Objects
 			}
 			r.Informer, err = runInformer(ctx, c, t, objs, s, present, logf)
