@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql robustness robustness-ci
+.PHONY: help run build generate verify test test-short fuzz bench load bench-peer h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql robustness robustness-ci
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ clean: ## remove build output and the local data directory
 
 load: ## load figures for issue #4 (PEER=1 adds --watch-cache=false and kube-apiserver side by side)
 	hack/load.sh
+
+bench-peer: ## the load suite against apiloom and kube-apiserver + CRD (../shared/peers) in one run, with ratios and charts (TARGETS= to change the set; docs/benchmarks.md)
+	PEER=1 TARGETS="$${TARGETS:-apiloom kube-apiserver}" hack/load.sh
 
 h2spec: ## HTTP/2 conformance suite (h2spec) against server/internal/h2, verbose; builds h2spec via the Go module proxy (make test runs it too)
 	APILOOM_CI=1 H2SPEC=1 $(GO) test -count=1 -run '^TestH2Spec$$' -v ./server/internal/h2/

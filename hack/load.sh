@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load figures for issue #4: watch fan-out, idle watchers and LIST, measured
+# Load figures for issues #4 and #18: watch fan-out, idle watchers, LIST and informer sync, measured
 # by cmd/apiloom-load against servers started here on loopback, printed side
 # by side with ratios to the first target.
 #
@@ -26,9 +26,13 @@
 # Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_CREATORS (concurrent creates and patches of the list
 # scenario) LIST_PAGE_SIZE (limit of the paged LIST) LIST_COMPRESSION (false: no gzip, which
-# kube-apiserver otherwise spends CPU on for large lists) SCENARIOS APILOOM_FLAGS (added to
+# kube-apiserver otherwise spends CPU on for large lists) INFORMER_OBJECTS (default LIST_OBJECTS;
+# several counts, e.g. "10000 100000", give informer sync against objects) INFORMER_FORMATS
+# (default "json cbor": client-go's JSON, and its CBOR gates on; a server without CBOR gets a
+# recorded failure for the cbor rounds) INFORMER_REPEATS SCENARIOS APILOOM_FLAGS (added to
 # every apiloom target's flags, e.g. --watch-cache=false); results and logs go to
-# OUT (default: a new temporary directory, printed at the end).
+# OUT (default: a new temporary directory, printed at the end), PNG charts of them
+# (apiloom-load charts) to OUT/charts.
 # The kube-apiserver peer is ../shared/peers/kube-apiserver.sh (PEER_SCRIPT);
 # its first build takes about 6 minutes.
 set -euo pipefail
@@ -39,7 +43,8 @@ root=$(pwd)
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}"
-: "${SCENARIOS:=baseline fanout idle list}"
+: "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor}" "${INFORMER_REPEATS:=3}"
+: "${SCENARIOS:=baseline fanout idle list informer}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
 if [[ -z ${TARGETS:-} ]]; then
@@ -120,9 +125,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# shellcheck disable=SC2086 # INFORMER_OBJECTS and INFORMER_FORMATS are word lists
 load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
   --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
-  --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --list-compression="$LIST_COMPRESSION")
+  --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --list-compression="$LIST_COMPRESSION"
+  --informer-objects "$(echo $INFORMER_OBJECTS | tr ' ' ,)" --informer-formats "$(echo $INFORMER_FORMATS | tr ' ' ,)"
+  --informer-repeats "$INFORMER_REPEATS")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
@@ -294,6 +302,14 @@ done
 if ((${#results[@]} > 0)); then
   echo; echo "=== summary (ratios are to ${results[0]##*/})"
   bin/apiloom-load compare "${results[@]}" | tee "$OUT/summary.txt"
+  charts=()
+  for r in "${results[@]}"; do
+    name=${r##*/}
+    charts+=("${name%.json}=$r")
+  done
+  echo; echo "=== charts"
+  bin/apiloom-load charts --out "$OUT/charts" "${charts[@]}" || status=1
+  echo "charts: $OUT/charts"
 fi
 echo; echo "results, logs and profiles: $OUT"
 exit $status

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -167,7 +168,8 @@ func compareTable(w io.Writer, runs []*result) {
 	// Names are padded to one width so that they read left-aligned in a
 	// right-aligned table.
 	width := len("metric")
-	for _, m := range comparisonMetrics {
+	metrics := append(slices.Clone(comparisonMetrics), informerMetrics(runs)...)
+	for _, m := range metrics {
 		width = max(width, len([]rune(m.name)))
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
@@ -179,7 +181,7 @@ func compareTable(w io.Writer, runs []*result) {
 		head = append(head, r.Label+"/"+runs[0].Label)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, m := range comparisonMetrics {
+	for _, m := range metrics {
 		cells := []string{pad(m.name)}
 		ref, refOK := m.value(runs[0])
 		have := false

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,13 @@ type config struct {
 	ListPageSize    int
 	ListCompression bool
 
+	// InformerObjects are the object counts the informer scenario syncs
+	// (ascending, each made up from the list scenario's objects);
+	// InformerFormats the client formats (json, cbor).
+	InformerObjects []int
+	InformerRepeats int
+	InformerFormats []string
+
 	BaselineTime time.Duration
 
 	StalledWatchers  int
@@ -85,6 +93,7 @@ func defaultConfig() config {
 		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true,
+		InformerObjects: []int{10000}, InformerRepeats: 3, InformerFormats: []string{formatJSON},
 		BaselineTime:    500 * time.Millisecond,
 		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
 		RapidResetDuration: 20 * time.Second, RapidResetWarmup: 5 * time.Second,
@@ -122,6 +131,9 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates (and patches): the create-throughput figure's workers")
 	fs.IntVar(&c.ListPageSize, "list-page-size", c.ListPageSize, "list: limit of each page of the paged LIST (client-go's pager and kubectl use 500)")
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
+	fs.IntSliceVar(&c.InformerObjects, "informer-objects", c.InformerObjects, "informer: objects the namespace holds while informers sync, one round set per count (the list scenario's objects, created when missing)")
+	fs.IntVar(&c.InformerRepeats, "informer-repeats", c.InformerRepeats, "informer: syncs of each format and mode (the median is reported)")
+	fs.StringSliceVar(&c.InformerFormats, "informer-formats", c.InformerFormats, `informer: client formats, "json" and/or "cbor" (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on)`)
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
 	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
 	fs.IntVar(&c.StalledObjects, "stalled-objects", c.StalledObjects, "stalled: objects to create (skipping those that exist)")
@@ -168,6 +180,11 @@ func (c *config) validate() error {
 	check(len(c.PIDNames) == 0 || len(c.PIDNames) == len(c.PIDs)+len(c.PIDTrees), "--pid-names must name every --pid and --pid-tree process")
 	check(c.ListPageSize >= 1 && c.ListPageSize <= 100000, "--list-page-size must be in [1, 100000]")
 	check(c.ListCreators >= 1 && c.ListCreators <= 64, "--list-creators must be in [1, 64]")
+	check(len(c.InformerObjects) >= 1 && slices.IndexFunc(c.InformerObjects, func(n int) bool { return n < 1 || n > maxObjects }) < 0,
+		"--informer-objects must be counts in [1, %d]", maxObjects)
+	check(c.InformerRepeats >= 1 && c.InformerRepeats <= 100, "--informer-repeats must be in [1, 100]")
+	check(len(c.InformerFormats) >= 1 && slices.IndexFunc(c.InformerFormats, func(f string) bool { return acceptedMedia[f] == nil }) < 0,
+		"--informer-formats must be json and/or cbor")
 	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))

@@ -4,7 +4,8 @@
 // resource, so the same figures come from apiloom and from kube-apiserver.
 //
 //	apiloom-load --kubeconfig DIR/kubeconfig --pid PID fanout idle list baseline
-//	apiloom-load compare apiloom=a.json kube-apiserver=b.json
+//	apiloom-load compare a.json b.json
+//	apiloom-load charts --out DIR apiloom=a.json kube-apiserver=b.json
 //
 // Scenarios:
 //
@@ -19,6 +20,15 @@
 //     clients (rate and server CPU of each), then LIST with
 //     resourceVersion=0, a consistent LIST, and a paged traversal (limit
 //     500, every continue token), median time and server CPU of each.
+//   - informer: for each --informer-objects count (the list scenario's
+//     objects, created when missing), a new client-go dynamic informer over
+//     the namespace, timed from start to HasSynced, --informer-repeats
+//     times (median) with watch-list off (LIST, then watch) and on
+//     (client-go's WatchListClient gate), for each --informer-formats
+//     format: json, and cbor (the ClientsAllowCBOR and ClientsPreferCBOR
+//     gates on). Server CPU per sync and peak RSS. A round is recorded as
+//     failed unless the requests client-go made and the media types of the
+//     answers show it measured what it is named after.
 //   - stalled: N watchers from resourceVersion=0, over HTTP/1.1 (a TLS
 //     connection each) or HTTP/2, that never read while objects change;
 //     server RSS and heap, and how many the server ended.
@@ -29,6 +39,11 @@
 //   - baseline: what the machine itself charges for the work a server must
 //     do per event: a 1 KiB loopback write (plain and TLS) and encoding a
 //     1 KiB object, so CPU per event can be read as a ratio.
+//
+// charts writes PNG charts (gonum.org/v1/plot) of result files: write
+// throughput, LIST times, fan-out latency (against watchers when a label's
+// files have several watcher counts) and informer sync (against objects
+// when several counts were synced); only those whose data exists.
 //
 // Watches are raw HTTP/2 streams over client-go's transport (its TLS, auth
 // and HTTP/2 set-up), spread over ceil(N/streams-per-conn) connections

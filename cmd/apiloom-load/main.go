@@ -17,6 +17,16 @@ func main() { os.Exit(runMain()) }
 // runMain is main with an exit code, so that deferred calls (the CPU
 // profile's end) run before the process exits.
 func runMain() int {
+	// Before any client-go code reads its gates: the informer scenario
+	// sets them per round.
+	installClientGates()
+	if len(os.Args) > 1 && os.Args[1] == "charts" {
+		if err := runCharts(os.Stdout, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		return 0
+	}
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		if err := runCompare(os.Stdout, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -27,7 +37,7 @@ func runMain() int {
 	c := defaultConfig()
 	fs := pflag.NewFlagSet("apiloom-load", pflag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: apiloom-load [flags] fanout|idle|list|baseline...\n       apiloom-load compare FILE.json...\n\n")
+		fmt.Fprintf(os.Stderr, "usage: apiloom-load [flags] fanout|idle|list|informer|baseline|stalled|rapidreset...\n       apiloom-load compare FILE.json...\n       apiloom-load charts --out DIR [LABEL=]FILE.json...\n\n")
 		fs.PrintDefaults()
 	}
 	c.addFlags(fs)

@@ -26,6 +26,7 @@ type result struct {
 	List         *listResult     `json:"list,omitempty"`
 	Baseline     *baselineResult `json:"baseline,omitempty"`
 	Stalled      *stalledResult  `json:"stalled,omitempty"`
+	Informer     *informerResult `json:"informer,omitempty"`
 	// RapidReset is the rapid-reset attack scenario.
 	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
 	// Failures names scenarios that could not run, with why.
@@ -117,6 +118,11 @@ func (r *result) print(w io.Writer) {
 		}
 		if l.UpdateError != "" {
 			row("  update error", "%s", l.UpdateError)
+		}
+	}
+	if in := r.Informer; in != nil {
+		for _, line := range informerRows(in) {
+			row(line[0], "%s", line[1])
 		}
 	}
 	for name, why := range r.Failures {

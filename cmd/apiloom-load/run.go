@@ -14,14 +14,14 @@ func stderrLog(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "stalled": true, "rapidreset": true}
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true}
 
 // run runs the named scenarios in order against the target. A scenario
 // that fails is recorded in the result and the others still run; only a
 // target that cannot be reached at all is an error.
 func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*result, error) {
 	if len(scenarios) == 0 {
-		scenarios = []string{"baseline", "fanout", "idle", "list"}
+		scenarios = []string{"baseline", "fanout", "idle", "list", "informer"}
 	}
 	for _, s := range scenarios {
 		if !knownScenarios[s] {
@@ -44,11 +44,14 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 	}
 	s := newSampler(t, c.processes())
 	r := &result{Label: c.Label, Server: t.cfg.Host, Resource: t.gvr.String(), PIDs: c.PIDs, PIDTrees: c.PIDTrees, ProcessNames: c.PIDNames, Started: time.Now()}
-	fail := func(name string, err error) {
+	record := func(name, why string) {
 		if r.Failures == nil {
 			r.Failures = map[string]string{}
 		}
-		r.Failures[name] = err.Error()
+		r.Failures[name] = why
+	}
+	fail := func(name string, err error) {
+		record(name, err.Error())
 		logf("%s: FAILED: %v", name, err)
 	}
 	for _, name := range scenarios {
@@ -66,6 +69,20 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 			r.Idle, err = runIdle(ctx, c, t, objs, s, logf)
 		case "list":
 			r.List, err = runList(ctx, c, t, objs, s, logf)
+		case "informer":
+			// The list scenario's objects, if it made them all.
+			present := 0
+			if r.List != nil && r.List.CreateError == "" {
+				present = r.List.Objects
+			}
+			r.Informer, err = runInformer(ctx, c, t, objs, s, present, logf)
+			if r.Informer != nil {
+				for _, round := range r.Informer.Rounds {
+					if round.Error != "" {
+						record(round.name(), round.Error) // logged as it happened
+					}
+				}
+			}
 		case "stalled":
 			r.Stalled, err = runStalled(ctx, c, t, objs, s, logf)
 		case "rapidreset":
