@@ -61,7 +61,13 @@ type informerRound struct {
 	Requests     map[string]int `json:"requests,omitempty"`
 	ContentTypes []string       `json:"contentTypes,omitempty"`
 	Error        string         `json:"error,omitempty"`
+	// NotServed is set when the only problem was that the server answered
+	// in another format: it does not serve this one.
+	NotServed bool `json:"notServed,omitempty"`
 }
+
+// errFormatNotServed is a round whose answers came in another format.
+var errFormatNotServed = errors.New("format not served")
 
 // mode names how the informer fetched its initial state.
 func (r *informerRound) mode() string {
@@ -124,6 +130,7 @@ func runInformer(ctx context.Context, c *config, t *target, objs *objectFactory,
 				restore()
 				if err != nil {
 					round.Error = err.Error()
+					round.NotServed = errors.Is(err, errFormatNotServed)
 					logf("%s: FAILED: %v", round.name(), err)
 				} else {
 					logf("%s: %d items, median %v of %d, server CPU %.2fs/sync, peak RSS %d MiB",
@@ -262,6 +269,10 @@ func informerRows(in *informerResult) [][2]string {
 	for i := range in.Rounds {
 		r := &in.Rounds[i]
 		key := fmt.Sprintf("  %d %s %s", r.Objects, r.Format, r.mode())
+		if r.NotServed {
+			rows = append(rows, [2]string{key, "not served: " + r.Error})
+			continue
+		}
 		if r.Error != "" {
 			rows = append(rows, [2]string{key, "failed (see FAILED below)"})
 			continue

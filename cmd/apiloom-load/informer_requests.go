@@ -152,8 +152,13 @@ func (r *requestRecorder) check(format string, watchList bool) error {
 		sort.Strings(failed)
 		problems = append(problems, "failed requests: "+strings.Join(failed, ", "))
 	}
-	if len(problems) == 0 {
+	switch {
+	case len(problems) == 0:
 		return nil
+	case len(problems) == 1 && len(wrongMedia) > 0:
+		// The server does not serve the format (kube-apiserver serves a
+		// CRD in JSON): a fact to report, not a misbehaviour.
+		return fmt.Errorf("%w: %s", errFormatNotServed, problems[0])
 	}
 	return fmt.Errorf("%w: %s", errInformer, strings.Join(problems, "; "))
 }
