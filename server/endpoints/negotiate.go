@@ -222,9 +222,8 @@ func (c acceptClause) output(stream bool, f formats) (output, bool) {
 		}
 		o.enc = encCBOR
 	case mediaProtobuf:
-		if !f.protobuf {
-			return o, false
-		}
+		// The kind itself needs protobuf methods; its partial views have
+		// them whatever the kind (checked below).
 		o.enc = encProtobuf
 	default:
 		return o, false
@@ -234,7 +233,7 @@ func (c acceptClause) output(stream bool, f formats) (output, bool) {
 	}
 	as, g, v := c.params["as"], c.params["g"], c.params["v"]
 	if as == "" && g == "" && v == "" {
-		return o, true
+		return o, o.enc != encProtobuf || f.protobuf
 	}
 	if g != metav1.GroupName || (v != "v1" && v != "v1beta1") {
 		return o, false

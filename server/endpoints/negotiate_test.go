@@ -23,6 +23,10 @@ func TestNegotiate(t *testing.T) {
 		{accept: "application/yaml", want: output{enc: encYAML}},
 		{accept: "application/yaml", stream: true, fail: true},
 		{accept: "application/vnd.kubernetes.protobuf", fail: true},
+		// A kind without protobuf methods still has its partial views in
+		// protobuf (the metadata client asks for them first).
+		{accept: "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", want: output{enc: encProtobuf, target: asPartialList, metaVersion: "v1"}},
+		{accept: "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", fail: true},
 		{accept: "text/html", fail: true},
 		{accept: "application/json;q=0", fail: true},
 		{accept: "application/yaml;q=0.5, application/json", want: output{}},

@@ -79,3 +79,28 @@ func FuzzProtobufToJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestProtobufPartialViews: a kind without protobuf methods (as the
+// kinds of apis/ without generated protobuf) answers the metadata
+// client's protobuf partial views in protobuf, as kube-apiserver does for
+// custom resources, and its objects in JSON.
+func TestProtobufPartialViews(t *testing.T) {
+	e := newEnv(t, false)
+	e.createWidget("pb", "a", "red")
+	e.createWidget("pb", "b", "blue")
+	accept := "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	r := e.do("GET", widgetsPath+"pb/widgets", "", "", "Accept", accept)
+	if r.code != 200 || r.header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("%d %q: %q", r.code, r.header.Get("Content-Type"), r.body)
+	}
+	var u runtime.Unknown
+	if _, _, err := protobufEnvelope.Decode(r.body, nil, &u); err != nil || u.Kind != "PartialObjectMetadataList" || u.APIVersion != "meta.k8s.io/v1" {
+		t.Fatalf("envelope %+v, %v", u.TypeMeta, err)
+	}
+	var list metav1.PartialObjectMetadataList
+	if err := list.Unmarshal(u.Raw); err != nil || len(list.Items) != 2 || list.Items[1].Name != "b" || list.ResourceVersion == "" {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	// The objects themselves have no protobuf: JSON, the next clause.
+	e.do("GET", widgetsPath+"pb/widgets/a", "", "", "Accept", "application/vnd.kubernetes.protobuf, application/json").widget(t, 200)
+}
