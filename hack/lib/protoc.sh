@@ -15,7 +15,7 @@ protoc_ensure() {
       sudo=(sudo)
     fi
     "${sudo[@]}" apt-get update -qq >&2 &&
-      DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq protobuf-compiler >/dev/null || {
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null || {
       echo "protoc: could not install protobuf-compiler; install protoc (apt-get install protobuf-compiler, or https://github.com/protocolbuffers/protobuf/releases) and rerun" >&2
       return 1
     }

@@ -26,7 +26,8 @@ func TestScaffold(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: scaffolds and builds a whole module")
 	}
-	for _, tool := range []string{"go", "make"} {
+	// protoc: make generate's protobuf step runs it (hack/lib/protoc.sh installs it).
+	for _, tool := range []string{"go", "make", "protoc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			testenv.Unavailable(t, "%s not on PATH: %v", tool, err)
 		}
