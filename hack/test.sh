@@ -5,12 +5,16 @@
 #
 # APILOOM_CI=1 makes every test that needs an outside tool run or fail,
 # never skip (internal/testenv): kubectl is ensured here
-# (hack/ensure-kubectl.sh builds one when none is installed), and h2spec is
-# built from the module pinned in server/internal/h2/testdata/h2spec.
+# (hack/ensure-kubectl.sh builds one when none is installed), protoc too
+# (test/scaffold's make generate runs it; hack/lib/protoc.sh installs
+# Debian's), and h2spec is built from the module pinned in
+# server/internal/h2/testdata/h2spec.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 kubectl_dir=$(hack/ensure-kubectl.sh)
+source hack/lib/protoc.sh
+protoc_ensure
 export PATH=$kubectl_dir:$PATH APILOOM_CI=1
 
 echo "== go test ./... (HTTP/2: apiloom's own server)"

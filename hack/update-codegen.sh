@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The protobuf step needs protoc, which no Go module provides.
+source hack/lib/protoc.sh
+protoc_ensure
+
 go tool apiloom-gen "$@"
 
 # The CRD conformance test's CRDs: controller-gen (pinned) turns the

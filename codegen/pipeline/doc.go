@@ -1,8 +1,10 @@
 // Package pipeline is `make generate`: it runs every generator that turns a
 // module's apis/ into code (code-generator's deepcopy, register,
-// conversion, clientset, lister, informer and apply-configuration
+// conversion, protobuf, clientset, lister, informer and apply-configuration
 // generators, kube-openapi's openapi-gen and apiloom's apiserver-gen) in the
-// order they depend on each other, for whichever module it runs in.
+// order they depend on each other, for whichever module it runs in. The
+// protobuf generator (go-to-protobuf) needs protoc on PATH, the one
+// generator no Go module provides.
 //
 // Everything it needs is read from that module, never from apiloom's own
 // layout: the module path from go.mod, the API packages from

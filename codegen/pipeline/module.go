@@ -33,6 +33,11 @@ var Tools = []string{
 	"k8s.io/code-generator/cmd/lister-gen",
 	"k8s.io/code-generator/cmd/informer-gen",
 	"k8s.io/code-generator/cmd/applyconfiguration-gen",
+	// go-to-protobuf runs protoc (which must be on PATH), which runs
+	// protoc-gen-gogo; go-to-protobuf then runs goimports on its output.
+	"k8s.io/code-generator/cmd/go-to-protobuf",
+	"k8s.io/code-generator/cmd/go-to-protobuf/protoc-gen-gogo",
+	"golang.org/x/tools/cmd/goimports",
 	"k8s.io/kube-openapi/cmd/openapi-gen",
 	ApiloomModule + "/codegen/cmd/apiserver-gen",
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // Generate regenerates everything derived from the module's API packages:
-// zz_generated.{deepcopy,register,conversion}.go beside the types, and
+// zz_generated.{deepcopy,register,conversion}.go, generated.proto and
+// generated.pb.go beside the types (and protobuf tags on their fields), and
 // under OutputDir the OpenAPI definitions, the server wiring, apply
 // configurations, clientset, listers and informers. Stale outputs are
 // deleted first, so a removed type or group leaves nothing behind. It
@@ -26,6 +27,10 @@ func Generate(ctx context.Context, cfg Config) error {
 	m, err := loadModule(cfg)
 	if err != nil {
 		return err
+	}
+	// Before anything is deleted.
+	if _, err := exec.LookPath("protoc"); err != nil {
+		return ErrNoProtoc
 	}
 	work, err := os.MkdirTemp("", "apiloom-gen-")
 	if err != nil {
@@ -79,6 +84,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.conversions(ctx, hdr, pkgs); err != nil {
+		return err
+	}
+	if err := r.protobuf(ctx, hdr, pkgs); err != nil {
 		return err
 	}
 	if err := r.openapi(ctx, hdr, pkgs); err != nil {
@@ -253,13 +261,20 @@ func flatten(args []any) []string {
 	return out
 }
 
-// removeGenerated deletes the zz_generated.*.go files under dir.
+// removeGenerated deletes the zz_generated.*.go files under dir, and the
+// generated.proto and generated.pb.go files go-to-protobuf wrote there.
 func removeGenerated(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
+		if err != nil || d.IsDir() {
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), "zz_generated.") && strings.HasSuffix(d.Name(), ".go") {
+		if strings.HasPrefix(d.Name(), "zz_generated.") && strings.HasSuffix(d.Name(), ".go") {
+			return os.Remove(p)
+		}
+		if d.Name() == "generated.proto" || d.Name() == "generated.pb.go" {
+			if ours, err := isProtobufOutput(p); err != nil || !ours {
+				return err
+			}
 			return os.Remove(p)
 		}
 		return nil

@@ -1048,7 +1048,7 @@ func schema_apiloom_apis_crdconf_v1_WidgetSpec(ref common.ReferenceCallback) com
 					},
 					"size": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Size may only grow (a transition rule).",
+							Description: "Capacity (size) may only grow (a transition rule).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},

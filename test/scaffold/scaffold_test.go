@@ -26,7 +26,8 @@ func TestScaffold(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: scaffolds and builds a whole module")
 	}
-	for _, tool := range []string{"go", "make"} {
+	// protoc: make generate's protobuf step runs it (hack/lib/protoc.sh installs it).
+	for _, tool := range []string{"go", "make", "protoc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			testenv.Unavailable(t, "%s not on PATH: %v", tool, err)
 		}
@@ -61,7 +62,7 @@ func TestScaffold(t *testing.T) {
 	run(ctx, t, mod, "go", "tool", "loom", "create", "api", "--group", "billing.example.com", "--version", "v1beta1", "--kind", "Invoice", "--namespaced=false")
 
 	run(ctx, t, mod, "make", "generate")
-	for _, f := range []string{"apis/shop/v1/zz_generated.deepcopy.go", "generated/apiserver/shop/v1/zz_generated.resources.go",
+	for _, f := range []string{"apis/shop/v1/zz_generated.deepcopy.go", "apis/billing/v1beta1/generated.pb.go", "generated/apiserver/shop/v1/zz_generated.resources.go",
 		"generated/clientset/versioned/typed/billing/v1beta1/invoice.go", "generated/apiserver/core/v1/zz_generated.resources.go"} {
 		read(t, mod, f)
 	}
@@ -77,10 +78,11 @@ func TestScaffold(t *testing.T) {
 	// without make generate, and changes nothing itself.
 	types := filepath.Join(mod, "apis/shop/v1/order_types.go")
 	orig := read(t, mod, "apis/shop/v1/order_types.go")
-	changed := strings.Replace(orig, "\tDescription string `json:\"description,omitempty\"`\n",
-		"\tDescription string `json:\"description,omitempty\"`\n\t// Total is new.\n\tTotal *int64 `json:\"total,omitempty\"`\n", 1)
+	// make generate numbered the field for protobuf (go-to-protobuf).
+	description := "\tDescription string `json:\"description,omitempty\" protobuf:\"bytes,1,opt,name=description\"`\n"
+	changed := strings.Replace(orig, description, description+"\t// Total is new.\n\tTotal *int64 `json:\"total,omitempty\"`\n", 1)
 	if changed == orig {
-		t.Fatal("order_types.go has no Description field to add one after")
+		t.Fatalf("order_types.go has no Description field with its protobuf tag to add one after:\n%s", orig)
 	}
 	write(t, types, changed)
 	before := snapshot(t, mod)

@@ -414,8 +414,8 @@ func (in *WidgetSpec) DeepCopyInto(out *WidgetSpec) {
 		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.Size != nil {
-		in, out := &in.Size, &out.Size
+	if in.Capacity != nil {
+		in, out := &in.Capacity, &out.Capacity
 		*out = new(int32)
 		**out = **in
 	}

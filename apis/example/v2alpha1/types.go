@@ -20,12 +20,12 @@ import (
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=.metadata.creationTimestamp
 type Database struct {
 	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Spec is the database the user asks for.
-	Spec DatabaseSpec `json:"spec,omitempty"`
+	Spec DatabaseSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// Status is what the controller observed; written only through the status subresource.
-	Status DatabaseStatus `json:"status,omitempty"`
+	Status DatabaseStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // DatabaseSpec is the desired state of a Database.
@@ -34,46 +34,46 @@ type DatabaseSpec struct {
 	//
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:Enum=postgres;mysql;mariadb
-	Engine string `json:"engine"`
+	Engine string `json:"engine" protobuf:"bytes,1,opt,name=engine"`
 	// EngineVersion is the engine version, for example "16.4" (v1's
 	// spec.version).
 	//
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)*$`
-	EngineVersion string `json:"engineVersion,omitempty"`
+	EngineVersion string `json:"engineVersion,omitempty" protobuf:"bytes,2,opt,name=engineVersion"`
 	// Replicas is the number of instances to run, one primary and the rest read replicas.
 	//
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=9
 	// +kubebuilder:default=1
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas,omitempty" protobuf:"varint,3,opt,name=replicas"`
 	// StorageGiB is the size of each instance's volume in GiB. Volumes
 	// cannot shrink, so it may only grow.
 	//
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="storageGiB may only grow"
-	StorageGiB int32 `json:"storageGiB,omitempty"`
+	StorageGiB int32 `json:"storageGiB,omitempty" protobuf:"varint,4,opt,name=storageGiB"`
 	// Region is the name of the cluster-scoped Region the database runs in.
-	Region string `json:"region,omitempty"`
+	Region string `json:"region,omitempty" protobuf:"bytes,5,opt,name=region"`
 	// BackupSchedule is when backups are taken, a cron expression such as
 	// "0 3 * * *". v1 has no such field: a v1 object keeps it in the
 	// annotation BackupScheduleAnnotation.
 	//
 	// +kubebuilder:validation:MaxLength=64
-	BackupSchedule string `json:"backupSchedule,omitempty"`
+	BackupSchedule string `json:"backupSchedule,omitempty" protobuf:"bytes,6,opt,name=backupSchedule"`
 	// Users are the accounts the controller creates, one per name.
 	//
 	// +listType=map
 	// +listMapKey=name
-	Users []DatabaseUser `json:"users,omitempty"`
+	Users []DatabaseUser `json:"users,omitempty" protobuf:"bytes,7,rep,name=users"`
 	// Extensions are the engine extensions to install.
 	//
 	// +listType=set
 	// +patchStrategy=merge
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=63
-	Extensions []string `json:"extensions,omitempty" patchStrategy:"merge"`
+	Extensions []string `json:"extensions,omitempty" patchStrategy:"merge" protobuf:"bytes,8,rep,name=extensions"`
 }
 
 // DatabaseUser is a database account.
@@ -82,20 +82,20 @@ type DatabaseUser struct {
 	//
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MaxLength=63
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 	// Privilege is what the account may do: read, write or admin.
 	//
 	// +kubebuilder:validation:Enum=read;write;admin
 	// +kubebuilder:default=read
-	Privilege string `json:"privilege,omitempty"`
+	Privilege string `json:"privilege,omitempty" protobuf:"bytes,2,opt,name=privilege"`
 	// Email is where the account's owner is told about it.
 	//
 	// +kubebuilder:validation:Format=email
-	Email string `json:"email,omitempty"`
+	Email string `json:"email,omitempty" protobuf:"bytes,3,opt,name=email"`
 	// ConnectionLimit is the most connections the account may hold at once.
 	//
 	// +kubebuilder:validation:Minimum=1
-	ConnectionLimit int32 `json:"connectionLimit,omitempty"`
+	ConnectionLimit int32 `json:"connectionLimit,omitempty" protobuf:"varint,4,opt,name=connectionLimit"`
 }
 
 // DatabaseStatus is the observed state of a Database.
@@ -103,22 +103,22 @@ type DatabaseStatus struct {
 	// Phase is a one-word summary: Pending, Provisioning, Ready or Failed.
 	//
 	// +kubebuilder:validation:Enum=Pending;Provisioning;Ready;Failed
-	Phase string `json:"phase,omitempty"`
+	Phase string `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase"`
 	// Replicas is the number of instances that exist, ready or not.
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas"`
 	// Selector selects the database's instances by label, serialized.
-	Selector string `json:"selector,omitempty"`
+	Selector string `json:"selector,omitempty" protobuf:"bytes,3,opt,name=selector"`
 	// ReadyReplicas is the number of instances accepting connections.
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	ReadyReplicas int32 `json:"readyReplicas,omitempty" protobuf:"varint,4,opt,name=readyReplicas"`
 	// Endpoint is the host:port clients connect to, once ready.
-	Endpoint string `json:"endpoint,omitempty"`
+	Endpoint string `json:"endpoint,omitempty" protobuf:"bytes,5,opt,name=endpoint"`
 	// ObservedGeneration is the metadata.generation the controller last acted on.
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,6,opt,name=observedGeneration"`
 	// Conditions are the standard condition list (Ready, Degraded, ...).
 	//
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,7,rep,name=conditions"`
 }
 
 // DatabaseList is a list of Databases.
@@ -126,7 +126,7 @@ type DatabaseStatus struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type DatabaseList struct {
 	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []Database `json:"items"`
+	Items []Database `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

@@ -73,8 +73,8 @@ type WidgetSpecApplyConfiguration struct {
 	Extra *ExtraApplyConfiguration `json:"extra,omitempty"`
 	// Template: an embedded Kubernetes object.
 	Template *runtime.RawExtension `json:"template,omitempty"`
-	// Size may only grow (a transition rule).
-	Size *int32 `json:"size,omitempty"`
+	// Capacity (size) may only grow (a transition rule).
+	Capacity *int32 `json:"size,omitempty"`
 	// Class may not change once set (immutability).
 	Class *string `json:"class,omitempty"`
 	// Generation may be set once, then only grow; optionalOldSelf lets the
@@ -362,11 +362,11 @@ func (b *WidgetSpecApplyConfiguration) WithTemplate(value runtime.RawExtension) 
 	return b
 }
 
-// WithSize sets the Size field in the declarative configuration to the given value
+// WithCapacity sets the Capacity field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Size field is set to the value of the last call.
-func (b *WidgetSpecApplyConfiguration) WithSize(value int32) *WidgetSpecApplyConfiguration {
-	b.Size = &value
+// If called multiple times, the Capacity field is set to the value of the last call.
+func (b *WidgetSpecApplyConfiguration) WithCapacity(value int32) *WidgetSpecApplyConfiguration {
+	b.Capacity = &value
 	return b
 }
 
