@@ -125,12 +125,21 @@ func TestCBORClients(t *testing.T) {
 			// A client that names JSON keeps it whatever the gates say.
 			jsonConfig := rest.CopyConfig(ts.Config)
 			jsonConfig.ContentType = "application/json"
-			testCBORClientset(t, cs, versioned.NewForConfigOrDie(jsonConfig), log)
+			testClientsetFormat(t, cs, versioned.NewForConfigOrDie(jsonConfig), log, [][3]string{
+				{"POST", "application/cbor", "application/cbor"},
+				{"PUT", "application/cbor", "application/cbor"},
+				{"PATCH", "application/apply-patch+cbor", "application/cbor"},
+				{"GET", "", "application/cbor"},
+				{"WATCH", "", "application/cbor-seq"},
+			})
 		})
 	}
 }
 
-func testCBORClientset(t *testing.T, cs, jsonClients versioned.Interface, log *mediaLog) {
+// testClientsetFormat drives the generated clientset and informers through
+// a lifecycle and checks that every exchange in log had the media types
+// of want (verb, request, response) and none was answered in JSON.
+func testClientsetFormat(t *testing.T, cs, jsonClients versioned.Interface, log *mediaLog, want [][3]string) {
 	ctx := t.Context()
 	dbs := cs.ExampleV1().Databases("shop")
 	created, err := dbs.Create(ctx, newDatabase("before-start"), metav1.CreateOptions{})
@@ -215,20 +224,13 @@ func testCBORClientset(t *testing.T, cs, jsonClients versioned.Interface, log *m
 		t.Fatalf("lister: %v", err)
 	}
 
-	// Every exchange was CBOR, the watch a CBOR sequence.
-	for _, want := range [][3]string{
-		{"POST", "application/cbor", "application/cbor"},
-		{"PUT", "application/cbor", "application/cbor"},
-		{"PATCH", "application/apply-patch+cbor", "application/cbor"},
-		{"GET", "", "application/cbor"},
-		{"WATCH", "", "application/cbor-seq"},
-	} {
-		if !log.has(want[0], want[1], want[2]) {
-			t.Errorf("no %s sent as %q and answered as %q; exchanges:\n%s", want[0], want[1], want[2], log)
+	for _, w := range want {
+		if !log.has(w[0], w[1], w[2]) {
+			t.Errorf("no %s sent as %q and answered as %q; exchanges:\n%s", w[0], w[1], w[2], log)
 		}
 	}
 	if strings.Contains(log.String(), `"application/json"`) {
-		t.Errorf("a CBOR client exchanged JSON:\n%s", log)
+		t.Errorf("a client of another format exchanged JSON:\n%s", log)
 	}
 }
 

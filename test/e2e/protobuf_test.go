@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/apiloom/apiloom/generated/clientset/versioned"
 	"github.com/apiloom/apiloom/server/testserver"
 )
 
@@ -54,6 +55,43 @@ func TestProtobufClients(t *testing.T) {
 			ts.CreateNamespaces(t, "shop")
 			log := &mediaLog{}
 			testProtobufClientset(t, protobufConfig(ts, log), log)
+		})
+	}
+}
+
+// TestProtobufGeneratedClientset: the kinds of apis/, which `make
+// generate` gives protobuf methods, through the generated clientset and
+// informers in protobuf (kube-apiserver has none for custom resources):
+// writes, reads, watches (watch-list and list+watch, with and without the
+// watch cache); apply sends YAML, answered in protobuf.
+func TestProtobufGeneratedClientset(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		watchList bool
+		opts      []testserver.Option
+	}{
+		{name: "watch-list", watchList: true},
+		{name: "list-and-watch", watchList: false},
+		{name: "list-and-watch-no-cache", watchList: false, opts: []testserver.Option{testserver.WithoutWatchCache()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.watchList {
+				prev := clientfeatures.FeatureGates()
+				clientfeatures.ReplaceFeatureGates(gateOverride{Gates: prev, off: clientfeatures.WatchListClient})
+				t.Cleanup(func() { clientfeatures.ReplaceFeatureGates(prev) })
+			}
+			ts, jsonClients := startServer(t, tc.opts...)
+			ts.CreateNamespaces(t, "shop")
+			log := &mediaLog{}
+			cs := versioned.NewForConfigOrDie(protobufConfig(ts, log))
+			testClientsetFormat(t, cs, jsonClients, log, [][3]string{
+				{"POST", protobufMedia, protobufMedia},
+				{"PUT", protobufMedia, protobufMedia},
+				{"PATCH", "application/apply-patch+yaml", protobufMedia},
+				{"GET", "", protobufMedia},
+				{"WATCH", "", protobufMedia + ";stream=watch"},
+				{"DELETE", protobufMedia, protobufMedia},
+			})
 		})
 	}
 }
