@@ -90,7 +90,7 @@ func bodyJSON(r *http.Request, body []byte, strict bool, f formats) ([]byte, err
 	case mt == mediaCBOR && f.cbor:
 		data, err := wire.CBORToJSON(body)
 		if err != nil {
-			return nil, errBadCBOR(err)
+			return nil, unrecognizedBody(err)
 		}
 		return data, nil
 	default:
@@ -110,15 +110,14 @@ func (f formats) unsupported() error {
 	return unsupportedMediaType(accepted...)
 }
 
-// errBadCBOR is the 400 for a CBOR body that does not decode.
-func errBadCBOR(err error) error {
+// unrecognizedBody is the 400 for a CBOR or protobuf body that does not
+// decode.
+func unrecognizedBody(err error) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 }
 
 // formats are the syntaxes this resource reads and writes.
-func (h *handler[O]) formats() formats {
-	return formats{protobuf: h.protobuf, cbor: h.limits.CBOR, kind: h.gvk, newObject: func() runtime.Object { return h.def.New() }}
-}
+func (h *handler[O]) formats() formats { return h.fmts }
 
 // readWrite reads what a create or an update starts from, failing before
 // anything is stored: the response form, the write options (parsed by

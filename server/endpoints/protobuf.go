@@ -32,7 +32,7 @@ var protobufEnvelope = protobuf.NewSerializer(nil, nil)
 func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() runtime.Object) ([]byte, error) {
 	var u runtime.Unknown
 	if _, _, err := protobufEnvelope.Decode(body, nil, &u); err != nil {
-		return nil, badProtobuf(err)
+		return nil, unrecognizedBody(err)
 	}
 	gvk := schema.FromAPIVersionAndKind(u.APIVersion, u.Kind)
 	var obj runtime.Object
@@ -41,15 +41,15 @@ func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() 
 	} else {
 		var err error
 		if obj, err = optionsObject(gvk); err != nil {
-			return nil, badProtobuf(err)
+			return nil, unrecognizedBody(err)
 		}
 	}
 	m, ok := obj.(wire.ProtoMessage)
 	if !ok {
-		return nil, badProtobuf(fmt.Errorf("%s has no protobuf encoding", gvk))
+		return nil, unrecognizedBody(fmt.Errorf("%s has no protobuf encoding", gvk))
 	}
 	if err := m.Unmarshal(u.Raw); err != nil {
-		return nil, badProtobuf(err)
+		return nil, unrecognizedBody(err)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	data, err := json.Marshal(obj)
@@ -78,10 +78,6 @@ func optionsObject(gvk schema.GroupVersionKind) (runtime.Object, error) {
 // options are registered as in every group.
 func corev1Kind(kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Version: "v1", Kind: kind}
-}
-
-func badProtobuf(err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
 }
 
 // hasProtobuf reports whether obj's type has protobuf methods.

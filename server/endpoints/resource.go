@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -39,6 +40,8 @@ type handler[O resource.Object] struct {
 	// protobuf is true when the kind's type has protobuf methods (a
 	// built-in kind's), so request bodies may be protobuf.
 	protobuf bool
+	// fmts are the syntaxes the resource reads and writes besides JSON.
+	fmts formats
 	// patchMeta says how strategic merge patch merges each field.
 	patchMeta strategicpatch.LookupPatchMeta
 	// managed keeps the objects' managed fields (managedfields.go).
@@ -103,6 +106,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	h.gvk, h.gr = def.GroupVersionKind(), def.GroupResource()
 	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
+	h.fmts = formats{protobuf: h.protobuf, cbor: h.limits.CBOR, kind: def.GroupVersionKind(), newObject: func() runtime.Object { return def.New() }}
 	var versions []*resource.Info
 	if cfg.versions != nil {
 		versions = cfg.versions.Infos()

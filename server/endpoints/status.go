@@ -187,8 +187,9 @@ func encodeStatus(s metav1.Status) []byte {
 	return data
 }
 
-// encodeStatusAs is encodeStatus in the negotiated encoding: CBOR when out
-// asks for it, else JSON (converted to YAML by the writer).
+// encodeStatusAs is encodeStatus in the negotiated encoding: CBOR or
+// protobuf when out asks for it, else JSON (converted to YAML by the
+// writer).
 func encodeStatusAs(s metav1.Status, out output) []byte {
 	if out.enc == encCBOR || out.enc == encProtobuf {
 		s.Kind, s.APIVersion = "Status", "v1"

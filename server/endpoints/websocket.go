@@ -50,7 +50,7 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		defer func() { _ = ws.Close(); <-readerDone }()
 
 		// One Write is one message: text for JSON frames, binary for
-		// CBOR, as kube-apiserver sends them.
+		// CBOR and protobuf, as kube-apiserver sends them.
 		ws.PayloadType = websocket.TextFrame
 		if enc.out.enc != encJSON {
 			ws.PayloadType = websocket.BinaryFrame

@@ -38,9 +38,13 @@ type continueToken struct {
 // The watch cache issues its tokens with this function too, so a token from
 // either implementation is accepted by both.
 func EncodeContinue(start string, rev int64) string {
-	data, err := json.Marshal(continueToken{Version: continueVersion, Revision: rev, Start: start})
+	return continueToken{Version: continueVersion, Revision: rev, Start: start}.encode()
+}
+
+func (c continueToken) encode() string {
+	data, err := json.Marshal(c)
 	if err != nil {
-		// A struct of a string and an int always marshals.
+		// A struct of strings and ints always marshals.
 		panic(fmt.Sprintf("storage: encode continue token: %v", err))
 	}
 	return base64.RawURLEncoding.EncodeToString(data)
@@ -66,11 +70,7 @@ func DecodeContinue(token string) (start string, rev int64, err error) {
 // ContinueAfterCounted is ContinueAfter for a page of a list of the whole
 // resource, unfiltered, after which before keys precede the next page.
 func ContinueAfterCounted(lastKey string, rev, before int64) string {
-	data, err := json.Marshal(continueToken{Version: continueVersion, Revision: rev, Start: lastKey + "\x00", Before: before})
-	if err != nil {
-		panic(fmt.Sprintf("storage: encode continue token: %v", err))
-	}
-	return base64.RawURLEncoding.EncodeToString(data)
+	return continueToken{Version: continueVersion, Revision: rev, Start: lastKey + "\x00", Before: before}.encode()
 }
 
 // DecodeCountedContinue is DecodeContinue that also returns the token's
