@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/apiloom/apiloom/server/storage"
@@ -80,9 +81,16 @@ func BenchmarkPage(b *testing.B) {
 // is answered whole whatever its limit; RV "" lists are paged.
 func TestListRV0IgnoresLimit(t *testing.T) {
 	h := newHarness(t)
+	var last *widget
 	for _, name := range []string{"a", "b", "c"} {
-		h.create("ns", name)
+		last = h.create("ns", name)
 	}
+	// RV "0" is whatever the cache holds: let it hold the three first.
+	rev, err := strconv.ParseInt(last.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRevision(t, h.cache, rev)
 	l, err := h.cache.GetList(h.ctx, storage.ListOptions{ResourceVersion: "0", Limit: 2})
 	if err != nil || len(l.Items) != 3 || l.Continue != "" || l.RemainingItemCount != nil {
 		t.Fatalf("RV 0, limit 2: %d items, continue %q, %v", len(l.Items), l.Continue, err)
