@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
@@ -55,7 +56,7 @@ func New(c Config) (authenticator.Request, error) {
 	if c.ClientCAs != nil {
 		opts := x509request.DefaultVerifyOptions() // client-auth key usage, as upstream
 		opts.Roots = c.ClientCAs
-		chain = append(chain, x509request.New(opts, x509request.CommonNameUserConversion))
+		chain = append(chain, newCertCache(x509request.New(opts, x509request.CommonNameUserConversion), time.Now))
 	}
 	var tokens []authenticator.Token
 	if c.LoopbackToken != "" {

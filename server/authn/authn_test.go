@@ -29,7 +29,7 @@ type testCA struct {
 	pem  []byte
 }
 
-func newTestCA(t *testing.T, name string) *testCA {
+func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -50,7 +50,7 @@ func newTestCA(t *testing.T, name string) *testCA {
 
 // request returns a request presenting the client certificate of user in
 // groups signed by ca (none when ca is nil) and the given Authorization.
-func (ca *testCA) request(t *testing.T, userName string, groups []string, authorization string) *http.Request {
+func (ca *testCA) request(t testing.TB, userName string, groups []string, authorization string) *http.Request {
 	t.Helper()
 	r := httptest.NewRequest("GET", "/apis", nil)
 	if ca != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
@@ -102,6 +103,10 @@ func (c *collector) run(ctx context.Context, resources []*resource.Info, workers
 	synced := make([]cache.InformerSynced, 0, len(resources))
 	for _, r := range resources {
 		inf := metadatainformer.NewFilteredMetadataInformer(c.client, r.GroupVersionResource(), "", 0, cache.Indexers{}, nil).Informer()
+		if err := inf.SetTransform(graphFieldsOnly); err != nil {
+			c.log.Error("gc: watching", "resource", r.GroupResource(), "err", err)
+			continue
+		}
 		if _, err := inf.AddEventHandler(c.handlers(r.GroupVersionKind())); err != nil {
 			c.log.Error("gc: watching", "resource", r.GroupResource(), "err", err)
 			continue
@@ -128,4 +133,21 @@ func (c *collector) run(ctx context.Context, resources []*resource.Info, workers
 		})
 	}
 	<-ctx.Done()
+}
+
+// graphFieldsOnly keeps of an object's metadata what the graph reads:
+// identity, owners, finalizers and deletion. The informers hold every
+// object of every resource for the server's life, in the server's own
+// process (kube-controller-manager's are in another), and managedFields,
+// labels and annotations were most of that.
+func graphFieldsOnly(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil // a tombstone: its object was kept trimmed
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		OwnerReferences: m.OwnerReferences, Finalizers: m.Finalizers,
+		DeletionTimestamp: m.DeletionTimestamp, DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
+	}}, nil
 }
