@@ -43,8 +43,7 @@ type encoding struct {
 	obj, frame []byte // obj is the end of frame
 	err        error
 
-	addedOnce sync.Once
-	added     []byte
+	added sharedFrame
 }
 
 // encodingIn returns the item's encoding in f, made once.
@@ -114,8 +113,10 @@ func (e *addedEncodings[O]) Frame(f wire.Format) ([]byte, error) {
 	if err != nil || it.frameType == watch.Added {
 		return enc.frameOrNil(), err
 	}
-	enc.addedOnce.Do(func() { enc.added, _ = frameWith(f, watch.Added, enc.obj) })
-	return enc.added, nil
+	return enc.added.get(func() []byte {
+		frame, _ := frameWith(f, watch.Added, enc.obj)
+		return frame
+	}), nil
 }
 
 func (e *encoding) frameOrNil() []byte {

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -14,7 +13,8 @@ import (
 // item is one version of one object: the decoded object, its encoding,
 // and what selectors test, all computed once when the version enters the
 // cache. Items are shared by the state, the history, lists and watchers and
-// never change, except for the ADDED frame built on first use.
+// never change, except for the encodings made on first use (encodings.go)
+// and the ADDED frame made on demand (sharedFrame).
 type item[O resource.Object] struct {
 	key string // storage key: "namespace/name", or "name" if cluster-scoped
 	ns  string
@@ -29,8 +29,7 @@ type item[O resource.Object] struct {
 	frameType watch.EventType
 	raw       []byte
 
-	addedOnce sync.Once
-	added     []byte // the ADDED frame when frameType is MODIFIED
+	added sharedFrame // the ADDED frame when frameType is MODIFIED
 
 	alt atomic.Pointer[alternatives] // encodings besides JSON (encodings.go)
 }
@@ -42,8 +41,10 @@ func (it *item[O]) addedFrame() []byte {
 	if it.frameType == watch.Added {
 		return it.frame
 	}
-	it.addedOnce.Do(func() { it.added, _ = newFrame(watch.Added, it.raw) })
-	return it.added
+	return it.added.get(func() []byte {
+		frame, _ := newFrame(watch.Added, it.raw)
+		return frame
+	})
 }
 
 // matcher is a watcher's or list's filter: namespace, labels and fields.
