@@ -49,6 +49,17 @@ func listMetric(name, format string, f func(*listResult) float64) metric {
 	}, format}
 }
 
+// identityMetric is a LIST time without gzip, for runs that also
+// timed them with it.
+func identityMetric(name string, f func(*listIdentity) time.Duration) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.List == nil || r.List.Identity == nil {
+			return 0, false
+		}
+		return msOf(f(r.List.Identity)), true
+	}, "%.1f"}
+}
+
 func stalledMetric(name, format string, f func(*stalledResult) float64) metric {
 	return metric{name, func(r *result) (float64, bool) {
 		if r.Stalled == nil {
@@ -113,6 +124,9 @@ var comparisonMetrics = []metric{
 	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
 	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
 	listMetric("list paged median ms (whole traversal)", "%.1f", func(l *listResult) float64 { return msOf(l.Paged.Median) }),
+	identityMetric("list RV=0 median ms, no gzip", func(l *listIdentity) time.Duration { return l.RV0.Median }),
+	identityMetric("list consistent median ms, no gzip", func(l *listIdentity) time.Duration { return l.Consistent.Median }),
+	identityMetric("list paged median ms, no gzip", func(l *listIdentity) time.Duration { return l.Paged.Median }),
 	listMetric("list paged pages", "%.0f", func(l *listResult) float64 { return float64(l.Pages) }),
 	listMetric("list create server CPU µs/create", "%.0f", func(l *listResult) float64 {
 		if l.Created == 0 {
