@@ -28,8 +28,9 @@
 # scenario) LIST_PAGE_SIZE (limit of the paged LIST) LIST_COMPRESSION (false: no gzip, which
 # kube-apiserver otherwise spends CPU on for large lists) INFORMER_OBJECTS (default LIST_OBJECTS;
 # several counts, e.g. "10000 100000", give informer sync against objects) INFORMER_FORMATS
-# (default "json cbor": client-go's JSON, and its CBOR gates on; a server without CBOR gets a
-# recorded failure for the cbor rounds) INFORMER_REPEATS SCENARIOS APILOOM_FLAGS (added to
+# (default "json cbor protobuf": client-go's dynamic informer in JSON, and with its CBOR gates on;
+# the generated clientset's informer in protobuf, for apiloom's kinds only; a round the server
+# answers in another format is reported "not served") INFORMER_REPEATS SCENARIOS APILOOM_FLAGS (added to
 # every apiloom target's flags, e.g. --watch-cache=false); results and logs go to
 # OUT (default: a new temporary directory, printed at the end), PNG charts of them
 # (apiloom-load charts) to OUT/charts.
@@ -43,7 +44,7 @@ root=$(pwd)
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}"
-: "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor}" "${INFORMER_REPEATS:=3}"
+: "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
 : "${SCENARIOS:=baseline fanout idle list informer}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"

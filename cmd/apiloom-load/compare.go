@@ -118,6 +118,7 @@ var comparisonMetrics = []metric{
 	idleMetric("idle heap KiB/watcher", "%.1f", func(i *idleResult) float64 { return i.HeapPerWatcherKiB }),
 	idleMetric("idle goroutines/watcher", "%.2f", func(i *idleResult) float64 { return i.GoroutinesPerWatcher }),
 	idleMetric("idle server CPU s during hold", "%.2f", func(i *idleResult) float64 { return i.IdleCPU.Seconds() }),
+	idleMetric("idle load generator RSS KiB/watcher", "%.1f", func(i *idleResult) float64 { return i.LoadRSSPerWatcherKiB }),
 	listMetric("list items", "%.0f", func(l *listResult) float64 { return float64(l.Items) }),
 	listMetric("list creates/s", "%.0f", func(l *listResult) float64 { return l.CreateRate }),
 	listMetric("list updates/s", "%.0f", func(l *listResult) float64 { return l.UpdateRate }),

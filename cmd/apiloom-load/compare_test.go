@@ -110,3 +110,25 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("unbounded run accepted or problems not all named: %v", err)
 	}
 }
+
+// TestConfigWatcherLimits: 100,000 idle watchers are accepted (issue 18's
+// target), one more is not, and fan-out keeps its lower bound.
+func TestConfigWatcherLimits(t *testing.T) {
+	for _, tc := range []struct {
+		idle, fanout int
+		formats      []string
+		ok           bool
+	}{
+		{100000, 1000, []string{formatJSON, formatCBOR, formatProtobuf}, true},
+		{100001, 1000, []string{formatJSON}, false},
+		{1000, 100000, []string{formatJSON}, false},
+		{1000, 1000, []string{"yaml"}, false},
+	} {
+		c := defaultConfig()
+		c.Kubeconfig = "k"
+		c.IdleWatchers, c.FanoutWatchers, c.InformerFormats = tc.idle, tc.fanout, tc.formats
+		if err := c.validate(); (err == nil) != tc.ok {
+			t.Errorf("idle %d, fanout %d, formats %v: %v, want ok=%v", tc.idle, tc.fanout, tc.formats, err, tc.ok)
+		}
+	}
+}

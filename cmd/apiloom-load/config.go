@@ -57,7 +57,7 @@ type config struct {
 
 	// InformerObjects are the object counts the informer scenario syncs
 	// (ascending, each made up from the list scenario's objects);
-	// InformerFormats the client formats (json, cbor).
+	// InformerFormats the client formats (json, cbor, protobuf).
 	InformerObjects []int
 	InformerRepeats int
 	InformerFormats []string
@@ -133,7 +133,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
 	fs.IntSliceVar(&c.InformerObjects, "informer-objects", c.InformerObjects, "informer: objects the namespace holds while informers sync, one round set per count (the list scenario's objects, created when missing)")
 	fs.IntVar(&c.InformerRepeats, "informer-repeats", c.InformerRepeats, "informer: syncs of each format and mode (the median is reported)")
-	fs.StringSliceVar(&c.InformerFormats, "informer-formats", c.InformerFormats, `informer: client formats, "json" and/or "cbor" (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on)`)
+	fs.StringSliceVar(&c.InformerFormats, "informer-formats", c.InformerFormats, `informer: client formats among "json", "cbor" (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on) and "protobuf" (the generated clientset's informer, protobuf content types, on the kinds of apis/)`)
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
 	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
 	fs.IntVar(&c.StalledObjects, "stalled-objects", c.StalledObjects, "stalled: objects to create (skipping those that exist)")
@@ -150,8 +150,11 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 // Limits that keep a run bounded whatever the flags say.
 const (
 	maxWatchers = 50000
-	maxWrites   = 100000
-	maxObjects  = 100000
+	// maxIdleWatchers is higher: issue 18 asks one server to hold
+	// 100,000 idle watchers.
+	maxIdleWatchers = 100000
+	maxWrites       = 100000
+	maxObjects      = 100000
 )
 
 var errConfig = errors.New("apiloom-load: invalid flags")
@@ -171,7 +174,7 @@ func (c *config) validate() error {
 	check(c.StreamsPerConn >= 1 && c.StreamsPerConn <= 10000, "--streams-per-conn must be in [1, 10000]")
 	check(c.OpenConcurrency >= 1 && c.OpenConcurrency <= 1000, "--open-concurrency must be in [1, 1000]")
 	check(c.FanoutWatchers >= 1 && c.FanoutWatchers <= maxWatchers, "--fanout-watchers must be in [1, %d]", maxWatchers)
-	check(c.IdleWatchers >= 1 && c.IdleWatchers <= maxWatchers, "--idle-watchers must be in [1, %d]", maxWatchers)
+	check(c.IdleWatchers >= 1 && c.IdleWatchers <= maxIdleWatchers, "--idle-watchers must be in [1, %d]", maxIdleWatchers)
 	check(c.FanoutRate > 0 && c.FanoutDuration > 0, "--fanout-rate and --fanout-duration must be positive")
 	check(c.fanoutWrites() >= 1 && c.fanoutWrites() <= maxWrites, "--fanout-rate × --fanout-duration must give 1..%d writes", maxWrites)
 	check(c.FanoutObjects >= 1 && c.FanoutObjects <= 1000, "--fanout-objects must be in [1, 1000]")
@@ -184,7 +187,7 @@ func (c *config) validate() error {
 		"--informer-objects must be counts in [1, %d]", maxObjects)
 	check(c.InformerRepeats >= 1 && c.InformerRepeats <= 100, "--informer-repeats must be in [1, 100]")
 	check(len(c.InformerFormats) >= 1 && slices.IndexFunc(c.InformerFormats, func(f string) bool { return acceptedMedia[f] == nil }) < 0,
-		"--informer-formats must be json and/or cbor")
+		"--informer-formats must be among json, cbor and protobuf")
 	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))

@@ -21,14 +21,17 @@
 //     resourceVersion=0, a consistent LIST, and a paged traversal (limit
 //     500, every continue token), median time and server CPU of each.
 //   - informer: for each --informer-objects count (the list scenario's
-//     objects, created when missing), a new client-go dynamic informer over
-//     the namespace, timed from start to HasSynced, --informer-repeats
-//     times (median) with watch-list off (LIST, then watch) and on
-//     (client-go's WatchListClient gate), for each --informer-formats
-//     format: json, and cbor (the ClientsAllowCBOR and ClientsPreferCBOR
-//     gates on). Server CPU per sync and peak RSS. A round is recorded as
-//     failed unless the requests client-go made and the media types of the
-//     answers show it measured what it is named after.
+//     objects, created when missing), a new informer over the namespace,
+//     timed from start to HasSynced, --informer-repeats times (median) with
+//     watch-list off (LIST, then watch) and on (client-go's WatchListClient
+//     gate), for each --informer-formats format: json and cbor (the
+//     ClientsAllowCBOR and ClientsPreferCBOR gates on) with client-go's
+//     dynamic informer, protobuf with the generated clientset's informer
+//     (the kinds of apis/ only; another resource is asked once whether it
+//     is served in protobuf). Server CPU per sync and peak RSS. A round is
+//     recorded as failed unless the requests client-go made and the media
+//     types of the answers show it measured what it is named after; one
+//     answered in another format is "not served".
 //   - stalled: N watchers from resourceVersion=0, over HTTP/1.1 (a TLS
 //     connection each) or HTTP/2, that never read while objects change;
 //     server RSS and heap, and how many the server ended.

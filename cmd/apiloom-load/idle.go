@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/apiloom/apiloom/cmd/apiloom-load/internal/procfs"
 )
 
 // idleResult is the outcome of the idle scenario.
@@ -35,6 +37,10 @@ type idleResult struct {
 	// open and nothing written.
 	IdleCPU   time.Duration `json:"idleCPU"`
 	ProcError string        `json:"procError,omitempty"`
+	// LoadRSSPerWatcherKiB is what the watchers cost the load generator
+	// itself (its RSS growth over the scenario): at 100,000 watchers it
+	// decides whether the machine can run the scenario at all.
+	LoadRSSPerWatcherKiB float64 `json:"loadRSSPerWatcherKiB,omitempty"`
 }
 
 // runIdle opens many watchers that receive nothing but two markers and
@@ -44,6 +50,7 @@ func runIdle(ctx context.Context, c *config, t *target, objs *objectFactory, s *
 	if err != nil {
 		return nil, err
 	}
+	self, selfErr := procfs.Read(0)
 	before := s.sample(ctx)
 	logf("idle: opening %d watchers (server RSS %d KiB)", c.IdleWatchers, before.RSSKiB)
 	f, err := openFleet(ctx, t, fleetSpec{
@@ -73,6 +80,9 @@ func runIdle(ctx context.Context, c *config, t *target, objs *objectFactory, s *
 		return nil, ctx.Err()
 	}
 	after := s.sample(ctx)
+	if selfAfter, err := procfs.Read(0); err == nil && selfErr == nil {
+		res.LoadRSSPerWatcherKiB = float64(selfAfter.RSSKiB-self.RSSKiB) / float64(c.IdleWatchers)
+	}
 	second, err := writeMarker(ctx, t, objs, f, time.Minute)
 	if err != nil {
 		return nil, err

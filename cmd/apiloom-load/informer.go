@@ -25,6 +25,9 @@ import (
 const (
 	formatJSON = "json"
 	formatCBOR = "cbor"
+	// formatProtobuf is the generated clientset's informer in protobuf:
+	// client-go's dynamic client has no protobuf.
+	formatProtobuf = "protobuf"
 )
 
 // informerResult is the outcome of the informer scenario: one round per
@@ -91,7 +94,8 @@ func (r *informerRound) cpuPerSync() time.Duration {
 }
 
 // informerGates are the client-go gates of a round: watch-list on or off,
-// CBOR allowed and preferred for the cbor format only.
+// CBOR allowed and preferred for the cbor format only (protobuf is chosen
+// by the client's content types, not by a gate).
 func informerGates(format string, watchList bool) map[clientfeatures.Feature]bool {
 	cbor := format == formatCBOR
 	return map[clientfeatures.Feature]bool{
@@ -104,8 +108,9 @@ func informerGates(format string, watchList bool) map[clientfeatures.Feature]boo
 // runInformer makes the namespace hold each configured number of objects
 // (the list scenario's, created when missing, skipping the first present
 // ones), then for each format, with watch-list off and on, times
-// InformerRepeats syncs of a new dynamic informer over the namespace. A
-// round that fails is recorded in it and the next one runs.
+// InformerRepeats syncs of a new informer over the namespace: client-go's
+// dynamic informer for json and cbor, the generated clientset's for
+// protobuf. A round that fails is recorded in it and the next one runs.
 func runInformer(ctx context.Context, c *config, t *target, objs *objectFactory, s *sampler, present int, logf logFunc) (*informerResult, error) {
 	g := installClientGates()
 	res := &informerResult{Repeats: c.InformerRepeats}
@@ -128,11 +133,14 @@ func runInformer(ctx context.Context, c *config, t *target, objs *objectFactory,
 				restore := g.set(informerGates(format, watchList))
 				err := syncRound(ctx, t, s, &round, c.InformerRepeats)
 				restore()
-				if err != nil {
+				switch {
+				case errors.Is(err, errFormatNotServed):
+					round.Error, round.NotServed = err.Error(), true
+					logf("%s: not served: %v", round.name(), err)
+				case err != nil:
 					round.Error = err.Error()
-					round.NotServed = errors.Is(err, errFormatNotServed)
 					logf("%s: FAILED: %v", round.name(), err)
-				} else {
+				default:
 					logf("%s: %d items, median %v of %d, server CPU %.2fs/sync, peak RSS %d MiB",
 						round.name(), round.Items, round.Median.Round(time.Millisecond), len(round.All),
 						round.cpuPerSync().Seconds(), round.PeakRSSKiB/1024)
@@ -144,14 +152,33 @@ func runInformer(ctx context.Context, c *config, t *target, objs *objectFactory,
 	return res, nil
 }
 
-// syncRound fills round with repeats syncs.
+// syncRound fills round with repeats syncs. A protobuf round over a
+// resource the load tool has no Go types for asks the server once whether
+// it serves it in protobuf and ends there: not served (the answer is
+// recorded), or a failure.
 func syncRound(ctx context.Context, t *target, s *sampler, round *informerRound, repeats int) error {
 	rec := newRequestRecorder()
+	build := dynamicInformer(t.gvr)
+	if round.Format == formatProtobuf {
+		var ok bool
+		if build, ok = protobufInformer(t.gvr); !ok {
+			cfg := t.freshConfig()
+			cfg.Wrap(rec.wrap)
+			hc, err := rest.HTTPClientFor(cfg)
+			if err != nil {
+				return err
+			}
+			defer utilnet.CloseIdleConnectionsFor(hc.Transport)
+			err = probeProtobuf(ctx, hc, t.collection, t.gvr)
+			round.Requests, round.ContentTypes = rec.summary()
+			return err
+		}
+	}
 	before := s.sample(ctx)
 	round.RSSBeforeKiB = before.RSSKiB
 	for range repeats {
 		peak := watchPeakRSS(s.pids, 20*time.Millisecond)
-		d, items, err := syncOnce(ctx, t, rec)
+		d, items, err := syncOnce(ctx, t, rec, build)
 		round.PeakRSSKiB = max(round.PeakRSSKiB, peak())
 		if err != nil {
 			return err
@@ -172,11 +199,11 @@ func syncRound(ctx context.Context, t *target, s *sampler, round *informerRound,
 
 var errInformer = errors.New("informer")
 
-// syncOnce starts a new dynamic informer, over a connection of its own,
-// and returns the time until HasSynced and the number of items it holds
-// then. An error from the informer's list or watch ends it at once (the
-// reflector would otherwise retry forever).
-func syncOnce(ctx context.Context, t *target, rec *requestRecorder) (time.Duration, int, error) {
+// syncOnce starts a new informer made by build, over a connection of its
+// own, and returns the time until HasSynced and the number of items it
+// holds then. An error from the informer's list or watch ends it at once
+// (the reflector would otherwise retry forever).
+func syncOnce(ctx context.Context, t *target, rec *requestRecorder, build informerBuilder) (time.Duration, int, error) {
 	cfg := t.freshConfig()
 	cfg.Wrap(rec.wrap)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -184,11 +211,10 @@ func syncOnce(ctx context.Context, t *target, rec *requestRecorder) (time.Durati
 		return 0, 0, err
 	}
 	defer utilnet.CloseIdleConnectionsFor(hc.Transport)
-	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
+	inf, err := build(cfg, hc, t.namespace)
 	if err != nil {
 		return 0, 0, err
 	}
-	inf := newInformer(dc, t.gvr, t.namespace)
 	errc := make(chan error, 1)
 	if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		select {
@@ -265,7 +291,7 @@ var _ transport.WrapperFunc = (*requestRecorder)(nil).wrap
 // informerRows are the lines of the printed summary: a heading, then one
 // line per round.
 func informerRows(in *informerResult) [][2]string {
-	rows := [][2]string{{"informer", fmt.Sprintf("new dynamic informer until HasSynced, median of %d", in.Repeats)}}
+	rows := [][2]string{{"informer", fmt.Sprintf("new informer until HasSynced, median of %d", in.Repeats)}}
 	for i := range in.Rounds {
 		r := &in.Rounds[i]
 		key := fmt.Sprintf("  %d %s %s", r.Objects, r.Format, r.mode())

@@ -113,6 +113,9 @@ func (r *requestRecorder) summary() (map[string]int, []string) {
 var acceptedMedia = map[string][]string{
 	formatJSON: {"application/json"},
 	formatCBOR: {"application/cbor", "application/cbor-seq"},
+	// Watches come as protobufMedia;stream=watch, whose parameter the
+	// recorder drops.
+	formatProtobuf: {protobufMedia},
 }
 
 // check reports why the recorded requests do not show an informer that

@@ -151,13 +151,16 @@ func TestInformerRowsAndCompare(t *testing.T) {
 		{Objects: 100, Items: 100, Format: formatJSON, Median: 200 * time.Millisecond, All: []time.Duration{1, 2, 3}, CPU: cpuSpan{Total: 300 * time.Millisecond}, PeakRSSKiB: 2048},
 		{Objects: 100, Items: 100, Format: formatJSON, WatchList: true, Median: 100 * time.Millisecond, All: []time.Duration{1, 2, 3}},
 		{Objects: 100, Format: formatCBOR, Error: "asked for cbor"},
+		{Objects: 100, Items: 100, Format: formatProtobuf, Median: 50 * time.Millisecond, All: []time.Duration{1}},
 	}}}
 	b := &result{Label: "kube", Informer: &informerResult{Repeats: 3, Rounds: []informerRound{
 		{Objects: 100, Items: 100, Format: formatJSON, Median: 500 * time.Millisecond, All: []time.Duration{1, 2, 3}, CPU: cpuSpan{Total: 1500 * time.Millisecond}, PeakRSSKiB: 8192},
 		{Objects: 100, Items: 100, Format: formatCBOR, Median: 400 * time.Millisecond, All: []time.Duration{1}},
+		{Objects: 100, Format: formatProtobuf, Error: "asked for protobuf, the server sent 1 LIST answered in application/json", NotServed: true},
 	}}}
 	rows := informerRows(a.Informer)
-	if len(rows) != 4 || !strings.Contains(rows[1][1], "200.0ms") || !strings.Contains(rows[1][1], "0.10s/sync") || rows[3][1] != "failed (see FAILED below)" {
+	if len(rows) != 5 || !strings.Contains(rows[1][1], "200.0ms") || !strings.Contains(rows[1][1], "0.10s/sync") || rows[3][1] != "failed (see FAILED below)" ||
+		!strings.Contains(rows[4][1], "50.0ms") {
 		t.Errorf("rows %q", rows)
 	}
 	dir := t.TempDir()
@@ -178,6 +181,7 @@ func TestInformerRowsAndCompare(t *testing.T) {
 		"informer 100 json list+watch server peak RSS MiB": "2.0 8.0 4.00",
 		"informer 100 json watch-list sync ms":             "100.0 - -",
 		"informer 100 cbor list+watch sync ms":             "- 400.0 -",
+		"informer 100 protobuf list+watch sync ms":         "50.0 - -",
 	} {
 		got := ""
 		for _, l := range strings.Split(out.String(), "\n") {

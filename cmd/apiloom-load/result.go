@@ -104,6 +104,9 @@ func (r *result) print(w io.Writer) {
 		row("  memory", "RSS %d → %d KiB = %.1f KiB per watcher; heap %.1f KiB per watcher; %.2f goroutines per watcher",
 			i.RSSBeforeKiB, i.RSSAfterKiB, i.RSSPerWatcherKiB, i.HeapPerWatcherKiB, i.GoroutinesPerWatcher)
 		row("  idle cpu", "%.2fs over %v", i.IdleCPU.Seconds(), i.Hold)
+		if i.LoadRSSPerWatcherKiB > 0 {
+			row("  load generator", "RSS %.1f KiB per watcher", i.LoadRSSPerWatcherKiB)
+		}
 		printErrors(tw, i.Errors)
 	}
 	if l := r.List; l != nil {
