@@ -23,14 +23,20 @@
 #                                # defaults; the CPU figures are apiloom's, kine's and postgres's
 #                                # (postmaster and its backends), each
 #
-# Sizes (environment): FANOUT_WATCHERS FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
+# Sizes (environment): FANOUT_WATCHERS (several counts, e.g. "100 1000 10000", are a fan-out
+# round each, charted as latency against watchers) FANOUT_TRANSPORTS (default "h2"; "h2 http1"
+# adds an HTTP/1.1 round per count: a TLS connection per watcher, as client-go with HTTP/2
+# disabled) FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_CREATORS (concurrent creates and patches of the list
 # scenario) LIST_PAGE_SIZE (limit of the paged LIST) LIST_COMPRESSION (false: no gzip, which
 # kube-apiserver otherwise spends CPU on for large lists) INFORMER_OBJECTS (default LIST_OBJECTS;
 # several counts, e.g. "10000 100000", give informer sync against objects) INFORMER_FORMATS
 # (default "json cbor protobuf": client-go's dynamic informer in JSON, and with its CBOR gates on;
 # the generated clientset's informer in protobuf, for apiloom's kinds only; a round the server
-# answers in another format is reported "not served") INFORMER_REPEATS SCENARIOS APILOOM_FLAGS (added to
+# answers in another format is reported "not served") INFORMER_REPEATS FLOOR_PUTS (puts of the
+# floor scenario, default LIST_OBJECTS; the floor puts into the target's own etcd at LIST_CREATORS
+# concurrency: apiloom's embedded etcd socket, the peer's etcd URL; kine targets skip it)
+# SCENARIOS APILOOM_FLAGS (added to
 # every apiloom target's flags, e.g. --watch-cache=false); results and logs go to
 # OUT (default: a new temporary directory, printed at the end), PNG charts of them
 # (apiloom-load charts) to OUT/charts.
@@ -40,12 +46,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-: "${FANOUT_WATCHERS:=1000}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
+: "${FANOUT_WATCHERS:=1000}" "${FANOUT_TRANSPORTS:=h2}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}"
-: "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
-: "${SCENARIOS:=baseline fanout idle list informer}"
+: "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
+: "${SCENARIOS:=baseline fanout idle list floor informer}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
 if [[ -z ${TARGETS:-} ]]; then
@@ -126,12 +132,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck disable=SC2086 # INFORMER_OBJECTS and INFORMER_FORMATS are word lists
-load_flags=(--fanout-watchers "$FANOUT_WATCHERS" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
+# shellcheck disable=SC2086 # FANOUT_WATCHERS, FANOUT_TRANSPORTS, INFORMER_OBJECTS and INFORMER_FORMATS are word lists
+load_flags=(--fanout-watchers "$(echo $FANOUT_WATCHERS | tr ' ' ,)" --fanout-transports "$(echo $FANOUT_TRANSPORTS | tr ' ' ,)" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
   --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
   --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --list-compression="$LIST_COMPRESSION"
   --informer-objects "$(echo $INFORMER_OBJECTS | tr ' ' ,)" --informer-formats "$(echo $INFORMER_FORMATS | tr ' ' ,)"
-  --informer-repeats "$INFORMER_REPEATS")
+  --informer-repeats "$INFORMER_REPEATS" --floor-puts "$FLOOR_PUTS")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
@@ -154,6 +160,14 @@ start_apiloom_bin() {
   [[ -s $dir/kubeconfig ]] || { echo "$name: no kubeconfig after 30s"; return 1; }
   kubeconfig=$dir/kubeconfig pids=(--pid "$pid") pid_names=apiloom
   target_flags=()
+  # The floor's etcd: the embedded one's unix socket, as the server logs
+  # it (it is in a temporary directory when the data dir is too deep);
+  # none with --etcd-servers (kine), so the floor is skipped there.
+  etcd_endpoint=
+  if [[ " $* ${APILOOM_FLAGS:-} " != *" --etcd-servers"[\ =]* ]]; then
+    etcd_endpoint=$(grep -o 'unix://[^" ]*' "$dir/server.log" | head -1)
+    [[ -n $etcd_endpoint ]] || { echo "$name: no embedded etcd socket in its log"; return 1; }
+  fi
   [[ $PROFILE == 1 ]] && target_flags=(--profile "http://127.0.0.1:$PPROF_PORT/debug/pprof/profile" --profile-out "$OUT/$name.cpu.pprof")
   return 0
 }
@@ -266,6 +280,8 @@ start_peer() {
   started+=("peer $dir")
   kubeconfig=$("$PEER_SCRIPT" start "$dir" "$port" | tail -1) || { echo "kube-apiserver did not start; see $dir/*.log"; return 1; }
   pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")") pid_names=kube-apiserver,etcd
+  # Its etcd's client URL: the peer script puts etcd on port+10.
+  etcd_endpoint=http://127.0.0.1:$((port + 10))
   target_flags=(--group bench.example.com --version v1 --resource widgets --kind Widget
     --payload-field spec.payload --spec '{}')
   [[ $PROFILE == 1 ]] && target_flags+=(--profile server --profile-out "$OUT/kube-apiserver.cpu.pprof")
@@ -291,11 +307,22 @@ for target in $TARGETS; do
   if ! "${start[@]}"; then
     status=1; cleanup; continue
   fi
-  # shellcheck disable=SC2086 # SCENARIOS is a word list
   self_profile=()
   [[ $PROFILE == 1 ]] && self_profile=(--self-cpuprofile "$OUT/$target.load.cpu.pprof")
+  scenarios=() floor_flags=()
+  for s in $SCENARIOS; do
+    if [[ $s == floor && -z $etcd_endpoint ]]; then
+      echo "$target: no etcd of its own to put into (kine); skipping the floor"
+      continue
+    fi
+    scenarios+=("$s")
+  done
+  [[ -n $etcd_endpoint ]] && floor_flags=(--floor-etcd "$etcd_endpoint")
+  if ((${#scenarios[@]} == 0)); then
+    cleanup; continue
+  fi
   if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --pid-names "$pid_names" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
-    "${load_flags[@]}" "${target_flags[@]}" $SCENARIOS 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
+    "${load_flags[@]}" "${target_flags[@]}" "${floor_flags[@]}" "${scenarios[@]}" 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
   [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
   cleanup
 done

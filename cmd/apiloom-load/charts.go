@@ -192,15 +192,34 @@ func lines(title, xLabel, yLabel string, series []lineSeries, logX bool) (*plot.
 	return p, nil
 }
 
-// throughputChart: creates/s and patches/s of the list scenario per target.
+// throughputChart: creates/s and patches/s of the list scenario per
+// target, and raw etcd puts/s at the same concurrency (the floor) when a
+// run measured them.
 func throughputChart(runs []chartRun) (*plot.Plot, error) {
+	groups := []string{"creates/s", "patches/s"}
+	floor := slices.ContainsFunc(runs, func(run chartRun) bool { return run.r.Floor != nil })
+	if floor {
+		groups = append(groups, "etcd puts/s (floor)")
+	}
 	var series []barSeries
 	for _, run := range runs {
-		if l := run.r.List; l != nil {
-			series = append(series, barSeries{run.label, []float64{l.CreateRate, l.UpdateRate}})
+		l, f := run.r.List, run.r.Floor
+		if l == nil && f == nil {
+			continue
 		}
+		s := barSeries{run.label, []float64{math.NaN(), math.NaN()}}
+		if l != nil {
+			s.values = []float64{l.CreateRate, l.UpdateRate}
+		}
+		if floor {
+			s.values = append(s.values, math.NaN())
+			if f != nil {
+				s.values[2] = f.Rate
+			}
+		}
+		series = append(series, s)
 	}
-	return groupedBars("Write throughput (list scenario)", "objects/s", []string{"creates/s", "patches/s"}, series)
+	return groupedBars("Write throughput (list scenario) and raw etcd puts", "objects/s", groups, series)
 }
 
 // listTimesChart: median LIST times of each kind per target.
@@ -217,46 +236,74 @@ func listTimesChart(runs []chartRun) (*plot.Plot, error) {
 		[]string{"RV=0", "consistent", "paged (whole traversal)"}, series)
 }
 
-// fanoutChart: write→all-received p50 and p99 per target; latency against
-// watchers as lines when a target has runs at several watcher counts
-// (result files given under the same label).
-func fanoutChart(runs []chartRun) (*plot.Plot, error) {
-	byLabel := map[string]plotter.XYs{} // x watchers, y p50; p99 in p99s
-	p99s := map[string]plotter.XYs{}
-	var labels []string
-	several := false
+// fanoutPoint is one fan-out round in a chart: its series (the target,
+// and the transport when the runs used more than one) and figures.
+type fanoutPoint struct {
+	series   string
+	watchers int
+	p50, p99 float64
+}
+
+// fanoutPoints are the rounds of the runs that delivered events, and
+// the names of their series in order; several is whether a series has
+// more than one watcher count (so the chart has lines, not bars).
+func fanoutPoints(runs []chartRun) (points []fanoutPoint, names []string, several bool) {
+	transports := map[string]bool{}
 	for _, run := range runs {
-		f := run.r.Fanout
-		if f == nil || f.Events.AllReceived.Count == 0 {
-			continue
+		for _, f := range run.r.Fanout {
+			transports[f.Transport] = true
 		}
-		if _, ok := byLabel[run.label]; !ok {
-			labels = append(labels, run.label)
-		}
-		x := float64(f.Watchers)
-		for _, pt := range byLabel[run.label] {
-			several = several || pt.X != x
-		}
-		byLabel[run.label] = append(byLabel[run.label], plotter.XY{X: x, Y: msOf(f.Events.AllReceived.P50)})
-		p99s[run.label] = append(p99s[run.label], plotter.XY{X: x, Y: msOf(f.Events.AllReceived.P99)})
 	}
-	if len(labels) == 0 {
+	counts := map[string]map[int]bool{}
+	for _, run := range runs {
+		for _, f := range run.r.Fanout {
+			if f.Events.AllReceived.Count == 0 {
+				continue
+			}
+			name := run.label
+			if len(transports) > 1 {
+				name += " " + f.Transport
+			}
+			if counts[name] == nil {
+				names = append(names, name)
+				counts[name] = map[int]bool{}
+			}
+			counts[name][f.Watchers] = true
+			several = several || len(counts[name]) > 1
+			points = append(points, fanoutPoint{name, f.Watchers, msOf(f.Events.AllReceived.P50), msOf(f.Events.AllReceived.P99)})
+		}
+	}
+	return points, names, several
+}
+
+// fanoutChart: write→all-received p50 and p99 per target (and
+// transport, when the runs used more than one); latency against watchers
+// as lines when a series has several watcher counts, from the rounds of
+// one file or from files given under the same label.
+func fanoutChart(runs []chartRun) (*plot.Plot, error) {
+	points, names, several := fanoutPoints(runs)
+	if len(points) == 0 {
 		return nil, nil
 	}
 	if several {
-		var series []lineSeries
-		for _, l := range labels {
-			series = append(series, lineSeries{l + " p50", byLabel[l]}, lineSeries{l + " p99", p99s[l]})
+		series := make([]lineSeries, 0, 2*len(names))
+		for _, n := range names {
+			p50, p99 := lineSeries{name: n + " p50"}, lineSeries{name: n + " p99"}
+			for _, pt := range points {
+				if pt.series == n {
+					p50.xys = append(p50.xys, plotter.XY{X: float64(pt.watchers), Y: pt.p50})
+					p99.xys = append(p99.xys, plotter.XY{X: float64(pt.watchers), Y: pt.p99})
+				}
+			}
+			series = append(series, p50, p99)
 		}
 		return lines("Watch fan-out: write → all watchers received", "watchers", "ms", series, true)
 	}
-	var series []barSeries
+	series := make([]barSeries, 0, len(points))
 	watchers := 0
-	for _, l := range labels {
-		for i := range byLabel[l] {
-			watchers = max(watchers, int(byLabel[l][i].X))
-			series = append(series, barSeries{l, []float64{byLabel[l][i].Y, p99s[l][i].Y}})
-		}
+	for _, pt := range points {
+		watchers = max(watchers, pt.watchers)
+		series = append(series, barSeries{pt.series, []float64{pt.p50, pt.p99}})
 	}
 	return groupedBars(fmt.Sprintf("Watch fan-out, %d watchers: write → all received (lower is better)", watchers), "ms",
 		[]string{"p50", "p99"}, series)

@@ -24,8 +24,8 @@ func syntheticRuns() []chartRun {
 			RV0: listTimes{Median: time.Duration(scale * 10e6)}, Consistent: listTimes{Median: time.Duration(scale * 11e6)},
 			Paged: listTimes{Median: time.Duration(scale * 20e6)}}
 	}
-	fanout := func(watchers int, p99 time.Duration) *fanoutResult {
-		return &fanoutResult{Watchers: watchers, Events: accounting.Report{AllReceived: accounting.Latencies{Count: 10, P50: p99 / 3, P99: p99}}}
+	fanout := func(watchers int, p99 time.Duration) []fanoutResult {
+		return []fanoutResult{{Watchers: watchers, Transport: transportH2, Events: accounting.Report{AllReceived: accounting.Latencies{Count: 10, P50: p99 / 3, P99: p99}}}}
 	}
 	informer := func(scale float64, counts ...int) *informerResult {
 		in := &informerResult{Repeats: 1}
@@ -143,5 +143,67 @@ func checkPNGs(t *testing.T, dir string, written, want []string) {
 		if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
 			t.Errorf("%s: %v", name, b)
 		}
+	}
+}
+
+// TestFanoutChartOneFile: one file whose rounds have several watcher
+// counts and two transports draws latency against watchers, a line pair
+// per transport; one count over two transports draws bars named by
+// transport.
+func TestFanoutChartOneFile(t *testing.T) {
+	round := func(n int, tr string, p99 time.Duration) fanoutResult {
+		return fanoutResult{Watchers: n, Transport: tr, Events: accounting.Report{AllReceived: accounting.Latencies{Count: 5, P50: p99 / 2, P99: p99}}}
+	}
+	r := &result{Fanout: []fanoutResult{
+		round(100, transportH2, 4*time.Millisecond), round(100, transportHTTP1, 6*time.Millisecond),
+		round(1000, transportH2, 20*time.Millisecond), round(1000, transportHTTP1, 30*time.Millisecond),
+		{Watchers: 10000, Transport: transportH2}, // delivered nothing: left out
+	}}
+	runs := []chartRun{{"apiloom", r}}
+	points, names, several := fanoutPoints(runs)
+	if !several || !slices.Equal(names, []string{"apiloom h2", "apiloom http1"}) || len(points) != 4 {
+		t.Fatalf("points %v, series %v, several %v", points, names, several)
+	}
+	if points[3] != (fanoutPoint{"apiloom http1", 1000, 15, 30}) {
+		t.Errorf("last point %+v", points[3])
+	}
+	p, err := fanoutChart(runs)
+	if err != nil || p == nil || p.X.Label.Text != "watchers" {
+		t.Fatalf("chart %v, %v: want latency against watchers", p, err)
+	}
+
+	r.Fanout = r.Fanout[:2]
+	points, names, several = fanoutPoints(runs)
+	if several || len(points) != 2 || !slices.Equal(names, []string{"apiloom h2", "apiloom http1"}) {
+		t.Fatalf("one count: points %v, series %v, several %v", points, names, several)
+	}
+	if p, err := fanoutChart(runs); err != nil || p == nil || p.X.Label.Text != "" {
+		t.Fatalf("one count: chart %v, %v: want bars", p, err)
+	}
+
+	// One transport in every run: series are the labels alone.
+	r.Fanout = r.Fanout[:1]
+	if _, names, _ := fanoutPoints(runs); !slices.Equal(names, []string{"apiloom"}) {
+		t.Errorf("one transport: series %v", names)
+	}
+}
+
+// TestThroughputChartFloor: the floor's puts/s is a third group when a
+// run has it, and a run with only a floor still draws.
+func TestThroughputChartFloor(t *testing.T) {
+	runs := []chartRun{
+		{"apiloom", &result{List: &listResult{CreateRate: 3000, UpdateRate: 2000}, Floor: &floorResult{Rate: 9000}}},
+		{"peer", &result{Floor: &floorResult{Rate: 8000}}},
+	}
+	p, err := throughputChart(runs)
+	if err != nil || p == nil {
+		t.Fatalf("chart %v, %v", p, err)
+	}
+	if p.X.Max != 2.5 || p.Y.Max < 9000 {
+		t.Errorf("x to %v (want 3 groups, 2.5), y to %v (want the floor's 9000 in view)", p.X.Max, p.Y.Max)
+	}
+	runs[0].r.Floor, runs[1].r.Floor = nil, nil
+	if p, _ := throughputChart(runs); p == nil || p.X.Max != 1.5 {
+		t.Errorf("without a floor: %v", p)
 	}
 }

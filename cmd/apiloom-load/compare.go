@@ -22,15 +22,6 @@ type metric struct {
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-func fanoutMetric(name, format string, f func(*fanoutResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.Fanout == nil {
-			return 0, false
-		}
-		return f(r.Fanout), true
-	}, format}
-}
-
 func idleMetric(name, format string, f func(*idleResult) float64) metric {
 	return metric{name, func(r *result) (float64, bool) {
 		if r.Idle == nil {
@@ -78,6 +69,26 @@ func rapidResetMetric(name, format string, f func(*rapidResetResult) float64) me
 	}, format}
 }
 
+func floorMetric(name, format string, f func(*floorResult) float64) metric {
+	return metric{name, func(r *result) (float64, bool) {
+		if r.Floor == nil {
+			return 0, false
+		}
+		return f(r.Floor), true
+	}, format}
+}
+
+// createsOverFloor is the list scenario's create throughput as a fraction
+// of raw etcd puts at the same concurrency in the same run: how close the
+// server comes to its storage's bound. Runs at different concurrencies
+// have no ratio.
+func createsOverFloor(r *result) (float64, bool) {
+	if r.List == nil || r.Floor == nil || r.Floor.Rate == 0 || r.List.Created == 0 || r.Floor.Workers != r.List.Creators {
+		return 0, false
+	}
+	return r.List.CreateRate / r.Floor.Rate, true
+}
+
 func baselineMetric(name, format string, f func(*baselineResult) float64) metric {
 	return metric{name, func(r *result) (float64, bool) {
 		if r.Baseline == nil {
@@ -89,26 +100,6 @@ func baselineMetric(name, format string, f func(*baselineResult) float64) metric
 
 // comparisonMetrics are the rows of the side-by-side table.
 var comparisonMetrics = []metric{
-	fanoutMetric("fanout watchers", "%.0f", func(f *fanoutResult) float64 { return float64(f.Watchers) }),
-	fanoutMetric("fanout writes/s achieved", "%.1f", func(f *fanoutResult) float64 { return f.Writer.Rate }),
-	fanoutMetric("fanout events delivered", "%.0f", func(f *fanoutResult) float64 { return float64(f.Events.Delivered) }),
-	fanoutMetric("fanout missing+dup+disorder", "%.0f", func(f *fanoutResult) float64 {
-		return float64(f.Events.Missing + f.Events.Duplicates + f.Events.OutOfOrder + f.Events.Unexpected)
-	}),
-	fanoutMetric("fanout watchers dropped", "%.0f", func(f *fanoutResult) float64 { return float64(f.Dropped) }),
-	fanoutMetric("fanout write→all p50 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.P50) }),
-	fanoutMetric("fanout write→all p99 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.P99) }),
-	fanoutMetric("fanout write→all max ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Events.AllReceived.Max) }),
-	fanoutMetric("fanout write latency p50 ms", "%.1f", func(f *fanoutResult) float64 { return msOf(f.Writer.Latency.P50) }),
-	fanoutMetric("fanout server CPU s", "%.2f", func(f *fanoutResult) float64 { return f.ServerCPU.Seconds() }),
-	fanoutMetric("fanout server CPU µs/event", "%.2f", func(f *fanoutResult) float64 { return usOf(f.CPUPerEvent) }),
-	{"fanout CPU/event ÷ loopback write", func(r *result) (float64, bool) {
-		if r.Fanout == nil || r.Baseline == nil || r.Baseline.LoopbackWrite == 0 {
-			return 0, false
-		}
-		return ratio(r.Fanout.CPUPerEvent, r.Baseline.LoopbackWrite), true
-	}, "%.1f"},
-	fanoutMetric("fanout load generator CPU s", "%.2f", func(f *fanoutResult) float64 { return f.LoadGenCPU.Seconds() }),
 	idleMetric("idle watchers", "%.0f", func(i *idleResult) float64 { return float64(i.Watchers) }),
 	idleMetric("idle still delivering after hold", "%.0f", func(i *idleResult) float64 { return float64(i.MarkerSawAfterHold) }),
 	idleMetric("idle open time s", "%.2f", func(i *idleResult) float64 { return i.OpenTime.Seconds() }),
@@ -135,6 +126,17 @@ var comparisonMetrics = []metric{
 		}
 		return usOf(l.CreateCPU.Total) / float64(l.Created)
 	}),
+	floorMetric("floor etcd puts/s", "%.0f", func(f *floorResult) float64 { return f.Rate }),
+	floorMetric("floor put p50 ms", "%.2f", func(f *floorResult) float64 { return msOf(f.Latency.P50) }),
+	floorMetric("floor put p99 ms", "%.2f", func(f *floorResult) float64 { return msOf(f.Latency.P99) }),
+	floorMetric("floor value bytes", "%.0f", func(f *floorResult) float64 { return float64(f.ValueBytes) }),
+	floorMetric("floor server CPU µs/put", "%.0f", func(f *floorResult) float64 {
+		if f.Puts == 0 {
+			return 0
+		}
+		return usOf(f.CPU.Total) / float64(f.Puts)
+	}),
+	{"list creates/s ÷ floor puts/s", createsOverFloor, "%.2f"},
 	stalledMetric("stalled watchers opened", "%.0f", func(s *stalledResult) float64 { return float64(s.Opened) }),
 	stalledMetric("stalled RSS growth MiB (peak)", "%.1f", func(s *stalledResult) float64 { return float64(s.RSSPeakKiB-s.RSSBeforeKiB) / 1024 }),
 	stalledMetric("stalled RSS KiB/watcher (peak)", "%.1f", func(s *stalledResult) float64 { return s.RSSPerWatcherKiB }),
@@ -183,7 +185,7 @@ func compareTable(w io.Writer, runs []*result) {
 	// Names are padded to one width so that they read left-aligned in a
 	// right-aligned table.
 	width := len("metric")
-	metrics := append(slices.Clone(comparisonMetrics), informerMetrics(runs)...)
+	metrics := slices.Concat(fanoutMetrics(runs), comparisonMetrics, informerMetrics(runs))
 	for _, m := range metrics {
 		width = max(width, len([]rune(m.name)))
 	}

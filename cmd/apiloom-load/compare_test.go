@@ -13,10 +13,10 @@ import (
 
 func TestCompareRatios(t *testing.T) {
 	dir := t.TempDir()
-	a := &result{Label: "apiloom", Fanout: &fanoutResult{Watchers: 10, CPUPerEvent: 2 * time.Microsecond,
-		Events: accounting.Report{Delivered: 100}}, Baseline: &baselineResult{LoopbackWrite: time.Microsecond}}
-	b := &result{Label: "kube", Fanout: &fanoutResult{Watchers: 10, CPUPerEvent: 6 * time.Microsecond,
-		Events: accounting.Report{Delivered: 90, Missing: 10}}}
+	a := &result{Label: "apiloom", Fanout: []fanoutResult{{Watchers: 10, Transport: transportH2, CPUPerEvent: 2 * time.Microsecond,
+		Events: accounting.Report{Delivered: 100}}}, Baseline: &baselineResult{LoopbackWrite: time.Microsecond}}
+	b := &result{Label: "kube", Fanout: []fanoutResult{{Watchers: 10, Transport: transportH2, CPUPerEvent: 6 * time.Microsecond,
+		Events: accounting.Report{Delivered: 90, Missing: 10}}}}
 	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	if err := a.write(pa); err != nil {
 		t.Fatal(err)
@@ -38,16 +38,16 @@ func TestCompareRatios(t *testing.T) {
 		t.Fatalf("no row %q in\n%s", name, s)
 		return nil
 	}
-	if got := row("fanout server CPU µs/event"); strings.Join(got, " ") != "2.00 6.00 3.00" {
+	if got := row("fanout 10 h2 server CPU µs/event"); strings.Join(got, " ") != "2.00 6.00 3.00" {
 		t.Errorf("CPU row = %v, want 2.00 6.00 3.00", got)
 	}
-	if got := row("fanout CPU/event ÷ loopback write"); strings.Join(got, " ") != "2.0 - -" {
+	if got := row("fanout 10 h2 CPU/event ÷ loopback write"); strings.Join(got, " ") != "2.0 - -" {
 		t.Errorf("baseline ratio row = %v", got)
 	}
 	if strings.Contains(s, "idle watchers") {
 		t.Error("rows without any figure must be left out")
 	}
-	if !strings.Contains(s, "! kube: fanout: missing 10") {
+	if !strings.Contains(s, "! kube: fanout 10 h2: missing 10") {
 		t.Errorf("violations not reported:\n%s", s)
 	}
 	if err := runCompare(&out, nil); err == nil {
@@ -126,9 +126,90 @@ func TestConfigWatcherLimits(t *testing.T) {
 	} {
 		c := defaultConfig()
 		c.Kubeconfig = "k"
-		c.IdleWatchers, c.FanoutWatchers, c.InformerFormats = tc.idle, tc.fanout, tc.formats
+		c.IdleWatchers, c.FanoutWatchers, c.InformerFormats = tc.idle, []int{tc.fanout}, tc.formats
 		if err := c.validate(); (err == nil) != tc.ok {
 			t.Errorf("idle %d, fanout %d, formats %v: %v, want ok=%v", tc.idle, tc.fanout, tc.formats, err, tc.ok)
+		}
+	}
+}
+
+// compareOutput writes runs to files and returns compare's output.
+func compareOutput(t *testing.T, runs ...*result) string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for i, r := range runs {
+		p := filepath.Join(dir, strings.Repeat("r", i+1)+".json")
+		if err := r.write(p); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var out bytes.Buffer
+	if err := runCompare(&out, paths); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// tableRow returns the cells after the metric name of the row named name.
+func tableRow(t *testing.T, table, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(table, "\n") {
+		if cells, ok := strings.CutPrefix(strings.TrimSpace(l), name+" "); ok {
+			return strings.Join(strings.Fields(cells), " ")
+		}
+	}
+	t.Fatalf("no row %q in\n%s", name, table)
+	return ""
+}
+
+// TestCompareFanoutRounds: each watcher count and transport is its own
+// set of rows, matched across runs by both; a round one run lacks is "-".
+func TestCompareFanoutRounds(t *testing.T) {
+	round := func(n int, tr string, p99ms int) fanoutResult {
+		return fanoutResult{Watchers: n, Transport: tr, Events: accounting.Report{Delivered: int64(n),
+			AllReceived: accounting.Latencies{Count: 1, P99: time.Duration(p99ms) * time.Millisecond}}}
+	}
+	a := &result{Label: "a", Fanout: []fanoutResult{round(100, transportH2, 2), round(100, transportHTTP1, 3), round(1000, transportH2, 10)}}
+	b := &result{Label: "b", Fanout: []fanoutResult{round(1000, transportH2, 40), round(100, transportH2, 4)}}
+	s := compareOutput(t, a, b)
+	for name, want := range map[string]string{
+		"fanout 100 h2 write→all p99 ms":    "2.0 4.0 2.00",
+		"fanout 100 http1 write→all p99 ms": "3.0 - -",
+		"fanout 1000 h2 write→all p99 ms":   "10.0 40.0 4.00",
+		"fanout 1000 h2 events delivered":   "1000 1000 1.00",
+	} {
+		if got := tableRow(t, s, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if strings.Index(s, "fanout 100 h2 ") > strings.Index(s, "fanout 100 http1 ") || strings.Index(s, "fanout 100 http1 ") > strings.Index(s, "fanout 1000 h2 ") {
+		t.Errorf("rounds not in the order they ran:\n%s", s)
+	}
+}
+
+// TestCompareFloor: floor puts/s and latency rows, and creates ÷ floor
+// only where the creates ran at the floor's concurrency.
+func TestCompareFloor(t *testing.T) {
+	floor := func(rate float64, workers int) *floorResult {
+		return &floorResult{Puts: 1000, Workers: workers, Rate: rate, ValueBytes: 1200,
+			Latency: accounting.Latencies{Count: 1000, P50: 2 * time.Millisecond, P99: 9 * time.Millisecond}}
+	}
+	list := func(rate float64, creators int) *listResult {
+		return &listResult{Created: 1000, Creators: creators, CreateRate: rate}
+	}
+	a := &result{Label: "a", Floor: floor(8000, 32), List: list(4000, 32)}
+	b := &result{Label: "b", Floor: floor(5000, 32), List: list(500, 32)}
+	c := &result{Label: "c", Floor: floor(5000, 8), List: list(500, 32)}
+	s := compareOutput(t, a, b, c)
+	for name, want := range map[string]string{
+		"floor etcd puts/s":             "8000 5000 5000 0.62 0.62",
+		"floor put p99 ms":              "9.00 9.00 9.00 1.00 1.00",
+		"list creates/s ÷ floor puts/s": "0.50 0.10 - 0.20 -",
+	} {
+		if got := tableRow(t, s, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
 }

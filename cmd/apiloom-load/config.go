@@ -40,11 +40,14 @@ type config struct {
 	StreamsPerConn  int
 	OpenConcurrency int
 
-	FanoutWatchers int
-	FanoutRate     float64
-	FanoutDuration time.Duration
-	FanoutObjects  int
-	Drain          time.Duration
+	// FanoutWatchers are the watcher counts of the fan-out rounds, each
+	// run over every FanoutTransports transport (h2, http1).
+	FanoutWatchers   []int
+	FanoutTransports []string
+	FanoutRate       float64
+	FanoutDuration   time.Duration
+	FanoutObjects    int
+	Drain            time.Duration
 
 	IdleWatchers int
 	IdleHold     time.Duration
@@ -63,6 +66,12 @@ type config struct {
 	InformerFormats []string
 
 	BaselineTime time.Duration
+
+	// FloorEtcd is the target's etcd (unix:// socket or loopback http://
+	// URL) the floor scenario puts into; FloorPuts how many (0: as many as
+	// ListObjects).
+	FloorEtcd string
+	FloorPuts int
 
 	StalledWatchers  int
 	StalledObjects   int
@@ -90,7 +99,7 @@ func defaultConfig() config {
 		Group:   "example.apiloom.dev", Version: "v1", Resource: "databases", Kind: "Database", Namespace: "bench",
 		PayloadField: "metadata.annotations.load-payload", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
 		StreamsPerConn: 900, OpenConcurrency: 100,
-		FanoutWatchers: 1000, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
+		FanoutWatchers: []int{1000}, FanoutTransports: []string{transportH2}, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true,
 		InformerObjects: []int{10000}, InformerRepeats: 3, InformerFormats: []string{formatJSON},
@@ -119,7 +128,8 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BaseSpec, "spec", c.BaseSpec, "JSON object the spec of every object starts from")
 	fs.IntVar(&c.StreamsPerConn, "streams-per-conn", c.StreamsPerConn, "watch streams per HTTP/2 connection")
 	fs.IntVar(&c.OpenConcurrency, "open-concurrency", c.OpenConcurrency, "watch requests in flight while opening watchers")
-	fs.IntVar(&c.FanoutWatchers, "fanout-watchers", c.FanoutWatchers, "fanout: watchers")
+	fs.IntSliceVar(&c.FanoutWatchers, "fanout-watchers", c.FanoutWatchers, "fanout: watchers; several counts (e.g. 100,1000,10000) are one round each")
+	fs.StringSliceVar(&c.FanoutTransports, "fanout-transports", c.FanoutTransports, `fanout: "h2" (--streams-per-conn streams a connection) and/or "http1" (a TLS connection per watcher, as client-go with HTTP/2 disabled); each a round per watcher count`)
 	fs.Float64Var(&c.FanoutRate, "fanout-rate", c.FanoutRate, "fanout: updates per second")
 	fs.DurationVar(&c.FanoutDuration, "fanout-duration", c.FanoutDuration, "fanout: how long to write")
 	fs.IntVar(&c.FanoutObjects, "fanout-objects", c.FanoutObjects, "fanout: objects the updates rotate over")
@@ -134,6 +144,8 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&c.InformerObjects, "informer-objects", c.InformerObjects, "informer: objects the namespace holds while informers sync, one round set per count (the list scenario's objects, created when missing)")
 	fs.IntVar(&c.InformerRepeats, "informer-repeats", c.InformerRepeats, "informer: syncs of each format and mode (the median is reported)")
 	fs.StringSliceVar(&c.InformerFormats, "informer-formats", c.InformerFormats, `informer: client formats among "json", "cbor" (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on) and "protobuf" (the generated clientset's informer, protobuf content types, on the kinds of apis/)`)
+	fs.StringVar(&c.FloorEtcd, "floor-etcd", c.FloorEtcd, "floor: the target's etcd, unix:///path/to/socket or a loopback http://127.0.0.1:PORT")
+	fs.IntVar(&c.FloorPuts, "floor-puts", c.FloorPuts, "floor: puts to make (0: --list-objects)")
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
 	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
 	fs.IntVar(&c.StalledObjects, "stalled-objects", c.StalledObjects, "stalled: objects to create (skipping those that exist)")
@@ -143,7 +155,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.RapidResetDuration, "rapid-reset-duration", c.RapidResetDuration, "rapidreset: how long one connection opens and resets streams")
 	fs.DurationVar(&c.RapidResetWarmup, "rapid-reset-warmup", c.RapidResetWarmup, "rapidreset: how long healthy requests are timed before the attack")
 	fs.StringVar(&c.Profile, "profile", c.Profile, `fanout: pprof CPU profile URL (loopback) to sample while writing, or "server" for the target's /debug/pprof/profile`)
-	fs.StringVar(&c.ProfileOut, "profile-out", c.ProfileOut, "fanout: where to write the CPU profile")
+	fs.StringVar(&c.ProfileOut, "profile-out", c.ProfileOut, "fanout: where to write the CPU profile (with several rounds, each round's watchers and transport go before the extension)")
 	fs.StringVar(&c.SelfProfile, "self-cpuprofile", c.SelfProfile, "write a CPU profile of the load generator itself to this file")
 }
 
@@ -173,7 +185,10 @@ func (c *config) validate() error {
 	check(c.Timeout > 0 && c.Timeout <= 2*time.Hour, "--timeout must be in (0, 2h]")
 	check(c.StreamsPerConn >= 1 && c.StreamsPerConn <= 10000, "--streams-per-conn must be in [1, 10000]")
 	check(c.OpenConcurrency >= 1 && c.OpenConcurrency <= 1000, "--open-concurrency must be in [1, 1000]")
-	check(c.FanoutWatchers >= 1 && c.FanoutWatchers <= maxWatchers, "--fanout-watchers must be in [1, %d]", maxWatchers)
+	check(len(c.FanoutWatchers) >= 1 && slices.IndexFunc(c.FanoutWatchers, func(n int) bool { return n < 1 || n > maxWatchers }) < 0,
+		"--fanout-watchers must be counts in [1, %d]", maxWatchers)
+	check(len(c.FanoutTransports) >= 1 && slices.IndexFunc(c.FanoutTransports, func(t string) bool { return t != transportH2 && t != transportHTTP1 }) < 0,
+		"--fanout-transports must be h2 and/or http1")
 	check(c.IdleWatchers >= 1 && c.IdleWatchers <= maxIdleWatchers, "--idle-watchers must be in [1, %d]", maxIdleWatchers)
 	check(c.FanoutRate > 0 && c.FanoutDuration > 0, "--fanout-rate and --fanout-duration must be positive")
 	check(c.fanoutWrites() >= 1 && c.fanoutWrites() <= maxWrites, "--fanout-rate × --fanout-duration must give 1..%d writes", maxWrites)
@@ -188,6 +203,7 @@ func (c *config) validate() error {
 	check(c.InformerRepeats >= 1 && c.InformerRepeats <= 100, "--informer-repeats must be in [1, 100]")
 	check(len(c.InformerFormats) >= 1 && slices.IndexFunc(c.InformerFormats, func(f string) bool { return acceptedMedia[f] == nil }) < 0,
 		"--informer-formats must be among json, cbor and protobuf")
+	check(c.FloorPuts >= 0 && c.floorPuts() <= maxObjects, "--floor-puts must be in [0, %d]", maxObjects)
 	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))

@@ -4,6 +4,7 @@
 // resource, so the same figures come from apiloom and from kube-apiserver.
 //
 //	apiloom-load --kubeconfig DIR/kubeconfig --pid PID fanout idle list baseline
+//	apiloom-load --kubeconfig DIR/kubeconfig --floor-etcd unix://DIR/etcd/etcd.sock list floor
 //	apiloom-load compare a.json b.json
 //	apiloom-load charts --out DIR apiloom=a.json kube-apiserver=b.json
 //
@@ -13,7 +14,10 @@
 //     updating ~1 KiB objects at R writes/s for D seconds. Reports the
 //     write rate achieved, events delivered, write→last-watcher latency,
 //     server CPU per delivered event, and any missing, duplicate or
-//     out-of-order event (a correct server has none).
+//     out-of-order event (a correct server has none). One round per
+//     --fanout-watchers count and --fanout-transports transport: h2
+//     (--streams-per-conn watches a connection) or http1 (a TLS
+//     connection per watcher, client-go with HTTP/2 disabled).
 //   - idle: N watchers that receive nothing; server RSS per watcher, and
 //     whether all N are still open afterwards.
 //   - list: K objects of ~1 KiB created and then patched by C concurrent
@@ -39,19 +43,28 @@
 //     once (CVE-2023-44487) while a healthy client times small LISTs on
 //     its own connection; whether and when the server sent GOAWAY and
 //     closed the attacker, and the healthy p50/p99 before and during.
+//   - floor: raw etcd puts into the target's own etcd (--floor-etcd: the
+//     embedded etcd's unix socket, or the peer's client URL), as many as
+//     the list scenario creates and from as many workers, each value the
+//     size of a list-scenario object; puts/s, p50/p99 and server CPU, so
+//     that create throughput reads as a fraction of what its storage
+//     can do. The keys live under /apiloom-load-floor/, which no server
+//     watches, and one range delete removes them afterwards.
 //   - baseline: what the machine itself charges for the work a server must
 //     do per event: a 1 KiB loopback write (plain and TLS) and encoding a
 //     1 KiB object, so CPU per event can be read as a ratio.
 //
 // charts writes PNG charts (gonum.org/v1/plot) of result files: write
-// throughput, LIST times, fan-out latency (against watchers when a label's
-// files have several watcher counts) and informer sync (against objects
-// when several counts were synced); only those whose data exists.
+// throughput (with the floor's puts/s), LIST times, fan-out latency
+// (against watchers when a label's rounds, in one file or several, have
+// several watcher counts) and informer sync (against objects when several
+// counts were synced); only those whose data exists.
 //
 // Watches are raw HTTP/2 streams over client-go's transport (its TLS, auth
 // and HTTP/2 set-up), spread over ceil(N/streams-per-conn) connections
 // because servers cap concurrent streams per connection (apiloom and
-// kube-apiserver at 1000). Writes go through client-go's dynamic client.
+// kube-apiserver at 1000); the http1 fan-out rounds use the same
+// transport with HTTP/2 off. Writes go through client-go's dynamic client.
 // Server CPU and memory come from /proc/PID for the --pid processes, and
 // for the --pid-tree ones with all their descendants (a database's
 // backends), each reported apart as well as summed.

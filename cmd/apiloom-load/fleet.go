@@ -14,8 +14,9 @@ import (
 )
 
 // fleet is a set of watchers from one resourceVersion, spread over a few
-// HTTP/2 connections, each watcher a goroutine the fleet owns. Events go
-// to an optional Tracker and to the marker board.
+// HTTP/2 connections or on an HTTP/1.1 connection each, each watcher a
+// goroutine the fleet owns. Events go to an optional Tracker and to the
+// marker board.
 type fleet struct {
 	// Immutable after openFleet.
 	n       int
@@ -37,9 +38,11 @@ type fleet struct {
 
 // fleetSpec says what to open.
 type fleetSpec struct {
-	watchers       int
+	watchers int
+	// transport is transportH2 (the default, for "") or transportHTTP1.
+	transport      string
 	rv             string
-	streamsPerConn int
+	streamsPerConn int // h2 only
 	concurrency    int
 	// lifetime is the watches' timeoutSeconds: longer than the scenario,
 	// so that the server never ends them during it.
@@ -54,10 +57,24 @@ type fleetSpec struct {
 func openFleet(ctx context.Context, t *target, spec fleetSpec) (*fleet, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &fleet{n: spec.watchers, base: time.Now(), tracker: spec.tracker, markers: newMarkerBoard(), cancel: cancel}
-	groups := (spec.watchers + spec.streamsPerConn - 1) / spec.streamsPerConn
+	// h2: a client (so a connection) per streamsPerConn watchers, whose
+	// first watch goes alone. http1: one client, whose transport dials a
+	// connection for each watch in flight, and no leaders.
+	perClient, leaders := spec.streamsPerConn, true
+	newClient := t.newHTTPClient
+	switch spec.transport {
+	case "", transportH2:
+	case transportHTTP1:
+		perClient, leaders = spec.watchers, false
+		newClient = t.newHTTP1Client
+	default:
+		cancel()
+		return nil, fmt.Errorf("%w: watch transport %q (h2 or http1)", errConfig, spec.transport)
+	}
+	groups := (spec.watchers + perClient - 1) / perClient
 	clients := make([]*http.Client, groups)
 	for g := range clients {
-		c, err := t.newHTTPClient()
+		c, err := newClient()
 		if err != nil {
 			cancel()
 			return nil, err
@@ -67,22 +84,25 @@ func openFleet(ctx context.Context, t *target, spec fleetSpec) (*fleet, error) {
 	start := time.Now()
 	opened := make(chan struct{}, spec.watchers)
 	open := func(i int) {
-		client := clients[i/spec.streamsPerConn]
+		client := clients[i/perClient]
 		f.wg.Go(func() { f.run(runCtx, i, client, t.collection, spec, opened) })
 	}
-	// The first watch of each connection goes alone, so that the
-	// connection exists before the others pile onto it and the transport
-	// does not dial spares.
-	for g := range groups {
-		open(g * spec.streamsPerConn)
-	}
-	if err := awaitOpened(ctx, opened, groups); err != nil {
-		f.stop()
-		return nil, err
+	isLeader := func(i int) bool { return leaders && i%perClient == 0 }
+	if leaders {
+		// The first watch of each connection goes alone, so that the
+		// connection exists before the others pile onto it and the
+		// transport does not dial spares.
+		for g := range groups {
+			open(g * perClient)
+		}
+		if err := awaitOpened(ctx, opened, groups); err != nil {
+			f.stop()
+			return nil, err
+		}
 	}
 	pending := 0
 	for i := range spec.watchers {
-		if i%spec.streamsPerConn == 0 {
+		if isLeader(i) {
 			continue
 		}
 		if pending == spec.concurrency {

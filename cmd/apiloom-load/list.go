@@ -15,7 +15,9 @@ import (
 
 // listResult is the outcome of the list scenario.
 type listResult struct {
-	Objects     int           `json:"objects"`
+	Objects int `json:"objects"`
+	// Creators is how many creates (and patches) were in flight at once.
+	Creators    int           `json:"creators,omitempty"`
 	Created     int64         `json:"created"`
 	CreateTime  time.Duration `json:"createTime"`
 	CreateRate  float64       `json:"createRate"`
@@ -71,7 +73,7 @@ type listTimes struct {
 // and kubectl's RV=0 reads do, and paged traversals, as client-go's pager
 // does, in turn.
 func runList(ctx context.Context, c *config, t *target, objs *objectFactory, s *sampler, logf logFunc) (*listResult, error) {
-	res := &listResult{Objects: c.ListObjects, PageSize: c.ListPageSize}
+	res := &listResult{Objects: c.ListObjects, Creators: c.ListCreators, PageSize: c.ListPageSize}
 	logf("list: creating %d objects with %d creators", c.ListObjects, c.ListCreators)
 	before := s.sample(ctx)
 	start := time.Now()

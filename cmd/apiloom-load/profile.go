@@ -25,21 +25,21 @@ type cpuProfiler struct {
 	out    string
 }
 
-// newCPUProfiler returns nil when no profile was asked for. A URL other
-// than "server" must be a loopback address; it is fetched without the
-// kubeconfig's credentials.
-func newCPUProfiler(c *config, t *target) (*cpuProfiler, error) {
+// newCPUProfiler returns a profiler writing to out, or nil when no
+// profile was asked for. A URL other than "server" must be a loopback
+// address; it is fetched without the kubeconfig's credentials.
+func newCPUProfiler(c *config, t *target, out string) (*cpuProfiler, error) {
 	switch c.Profile {
 	case "":
 		return nil, nil
 	case profileServer:
-		return &cpuProfiler{url: strings.TrimSuffix(t.cfg.Host, "/") + "/debug/pprof/profile", client: t.plain, out: c.ProfileOut}, nil
+		return &cpuProfiler{url: strings.TrimSuffix(t.cfg.Host, "/") + "/debug/pprof/profile", client: t.plain, out: out}, nil
 	}
 	if err := checkLoopbackURL(c.Profile); err != nil {
 		return nil, err
 	}
 	tr := &http.Transport{DialContext: loopbackDial}
-	return &cpuProfiler{url: c.Profile, client: &http.Client{Transport: tr}, out: c.ProfileOut}, nil
+	return &cpuProfiler{url: c.Profile, client: &http.Client{Transport: tr}, out: out}, nil
 }
 
 // start begins a profile of d and returns a function that waits for it

@@ -19,9 +19,14 @@ type result struct {
 	PIDs     []int  `json:"pids,omitempty"`
 	PIDTrees []int  `json:"pidTrees,omitempty"`
 	// ProcessNames name the entries of every per-process CPU figure.
-	ProcessNames []string        `json:"processNames,omitempty"`
-	Started      time.Time       `json:"started"`
-	Fanout       *fanoutResult   `json:"fanout,omitempty"`
+	ProcessNames []string  `json:"processNames,omitempty"`
+	Started      time.Time `json:"started"`
+	// Fanout holds the fan-out rounds in the order they ran.
+	Fanout []fanoutResult `json:"fanoutRounds,omitempty"`
+	// LegacyFanout is the single fan-out of files written before rounds;
+	// readResult moves it into Fanout.
+	LegacyFanout *fanoutResult   `json:"fanout,omitempty"`
+	Floor        *floorResult    `json:"floor,omitempty"`
 	Idle         *idleResult     `json:"idle,omitempty"`
 	List         *listResult     `json:"list,omitempty"`
 	Baseline     *baselineResult `json:"baseline,omitempty"`
@@ -50,19 +55,28 @@ func readResult(path string) (*result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if r.LegacyFanout != nil {
+		r.Fanout = append([]fanoutResult{*r.LegacyFanout}, r.Fanout...)
+		r.LegacyFanout = nil
+	}
+	for i := range r.Fanout {
+		if r.Fanout[i].Transport == "" {
+			r.Fanout[i].Transport = transportH2
+		}
+	}
 	return &r, nil
 }
 
 // violations lists what a correct server must never do and this run saw.
 func (r *result) violations() []string {
 	var v []string
-	if f := r.Fanout; f != nil {
+	for _, f := range r.Fanout {
 		e := f.Events
 		if e.Missing != 0 || e.Duplicates != 0 || e.OutOfOrder != 0 || e.Unexpected != 0 {
-			v = append(v, fmt.Sprintf("fanout: missing %d, duplicates %d, out of order %d, unexpected %d", e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
+			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", f.round().name(), e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
 		}
 		if f.Dropped != 0 {
-			v = append(v, fmt.Sprintf("fanout: %d watchers dropped", f.Dropped))
+			v = append(v, fmt.Sprintf("%s: %d watchers dropped", f.round().name(), f.Dropped))
 		}
 	}
 	if i := r.Idle; i != nil && (i.Dropped != 0 || i.MarkerSawAfterHold != int64(i.Watchers)) {
@@ -84,9 +98,9 @@ func (r *result) print(w io.Writer) {
 		row("baseline", "1 KiB loopback write %s, TLS write %s, encoding/json encode (%d B) %s, json-iterator decode %s",
 			us(b.LoopbackWrite), us(b.TLSWrite), b.ObjectBytes, us(b.JSONEncode), us(b.JSONDecode))
 	}
-	if f := r.Fanout; f != nil {
+	for _, f := range r.Fanout {
 		e := f.Events
-		row("fanout", "%d watchers on %d connections, opened in %v", f.Watchers, f.Connections, f.OpenTime.Round(time.Millisecond))
+		row(f.round().name(), "%d watchers over %s on %d connections, opened in %v", f.Watchers, f.Transport, f.Connections, f.OpenTime.Round(time.Millisecond))
 		row("  writes", "%d acknowledged of %d at %.1f/s (target %.1f/s), %d errors, write latency p50 %s p99 %s",
 			f.Writer.Acknowledged, f.Writer.Attempted, f.Writer.Rate, f.TargetRate, f.Writer.Errors, ms(f.Writer.Latency.P50), ms(f.Writer.Latency.P99))
 		row("  events", "%d delivered of %d expected; missing %d, duplicates %d, out of order %d, unexpected %d; dropped watchers %d",
@@ -121,6 +135,17 @@ func (r *result) print(w io.Writer) {
 		}
 		if l.UpdateError != "" {
 			row("  update error", "%s", l.UpdateError)
+		}
+	}
+	if fl := r.Floor; fl != nil {
+		row("floor", "%d etcd puts of %d bytes (%s) with %d workers at %.0f/s, p50 %s p99 %s; %d deleted after",
+			fl.Puts, fl.ValueBytes, fl.ValueSource, fl.Workers, fl.Rate, ms(fl.Latency.P50), ms(fl.Latency.P99), fl.Deleted)
+		row("  cpu", "%s (%s)", cpuString(fl.CPU), strings.Join(r.ProcessNames, "+"))
+		if v, ok := createsOverFloor(r); ok {
+			row("  creates", "%.2f× the floor (%.0f creates/s with %d workers)", v, r.List.CreateRate, fl.Workers)
+		}
+		if fl.Error != "" {
+			row("  error", "%s", fl.Error)
 		}
 	}
 	if in := r.Informer; in != nil {

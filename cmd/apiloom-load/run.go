@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -14,7 +15,7 @@ func stderrLog(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true}
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true, "floor": true}
 
 // run runs the named scenarios in order against the target. A scenario
 // that fails is recorded in the result and the others still run; only a
@@ -26,6 +27,12 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 	for _, s := range scenarios {
 		if !knownScenarios[s] {
 			return nil, fmt.Errorf("%w: unknown scenario %q", errConfig, s)
+		}
+	}
+	// Before anything connects: the floor needs an etcd to put into.
+	if slices.Contains(scenarios, "floor") {
+		if err := checkFloorEndpoint(c.FloorEtcd); err != nil {
+			return nil, err
 		}
 	}
 	t, err := newTarget(c)
@@ -64,7 +71,23 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 		case "baseline":
 			r.Baseline, err = runBaseline(ctx, c)
 		case "fanout":
-			r.Fanout, err = runFanout(ctx, c, t, objs, s, logf)
+			// A round that fails is recorded under its own name and the
+			// others still run.
+			for _, round := range c.fanoutRounds() {
+				if ctx.Err() != nil {
+					fail(round.name(), ctx.Err())
+					continue
+				}
+				f, err := runFanout(ctx, c, t, objs, s, round, logf)
+				if f != nil {
+					r.Fanout = append(r.Fanout, *f)
+				}
+				if err != nil {
+					fail(round.name(), err)
+				}
+			}
+		case "floor":
+			r.Floor, err = runFloor(ctx, c, t, objs, s, logf)
 		case "idle":
 			r.Idle, err = runIdle(ctx, c, t, objs, s, logf)
 		case "list":

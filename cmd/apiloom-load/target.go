@@ -84,6 +84,16 @@ func (t *target) newHTTPClient() (*http.Client, error) {
 	return rest.HTTPClientFor(t.freshConfig())
 }
 
+// newHTTP1Client returns a client that speaks only HTTP/1.1 (TLS
+// NextProtos http/1.1, which also keeps client-go from configuring
+// HTTP/2), so that each request in flight has a connection of its own:
+// client-go's transport with HTTP/2 disabled.
+func (t *target) newHTTP1Client() (*http.Client, error) {
+	c := t.freshConfig()
+	c.NextProtos = []string{"http/1.1"}
+	return rest.HTTPClientFor(c)
+}
+
 // currentRV returns the resourceVersion of a consistent read of the
 // collection: watching from it sees every later change and nothing older.
 func (t *target) currentRV(ctx context.Context) (string, error) {
