@@ -62,12 +62,9 @@ func createdAt(kv *mvccpb.KeyValue, rev int64, data []byte) bool {
 // taken as their own. When the key cannot be read, neither answer is
 // known, and the error says so (a 500, never a 409).
 func (s *Store[O]) ownCreate(ctx context.Context, key, full string, data []byte) (int64, bool, error) {
-	resp, err := s.kv.Get(ctx, full)
+	rev, ok, err := s.holds(ctx, full, data)
 	if err != nil {
 		return 0, false, etcdError("read back create", key, err)
 	}
-	if len(resp.Kvs) != 1 || !bytes.Equal(resp.Kvs[0].Value, data) {
-		return 0, false, nil
-	}
-	return resp.Kvs[0].ModRevision, true, nil
+	return rev, ok, nil
 }

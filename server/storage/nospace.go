@@ -21,9 +21,20 @@ func (s *Store[O]) appliedDespiteNoSpace(ctx context.Context, err error, full st
 	if !errors.Is(err, ErrInsufficientStorage) && !errors.Is(err, rpctypes.ErrNoSpace) {
 		return 0, false
 	}
-	resp, gerr := s.kv.Get(ctx, full)
-	if gerr != nil || len(resp.Kvs) == 0 || !bytes.Equal(resp.Kvs[0].Value, data) {
-		return 0, false
+	rev, ok, gerr := s.holds(ctx, full, data)
+	return rev, ok && gerr == nil
+}
+
+// holds reads the key full and tells whether it holds exactly data, and
+// the revision that wrote it: how a write whose answer was lost or wrong
+// is recognised as the caller's own.
+func (s *Store[O]) holds(ctx context.Context, full string, data []byte) (int64, bool, error) {
+	resp, err := s.kv.Get(ctx, full)
+	if err != nil {
+		return 0, false, err
 	}
-	return resp.Kvs[0].ModRevision, true
+	if len(resp.Kvs) != 1 || !bytes.Equal(resp.Kvs[0].Value, data) {
+		return 0, false, nil
+	}
+	return resp.Kvs[0].ModRevision, true, nil
 }

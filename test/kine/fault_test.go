@@ -245,27 +245,38 @@ func serverGoroutines() int {
 // waitFor polls cond until it holds, failing t after d.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
+	waitUntil(t, d, func() string {
+		if cond() {
+			return ""
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return "waiting for " + what
+	})
 }
 
 // agree waits until state() equals want (name -> resourceVersion), the
 // consistent list, failing t after d with how they still differ.
 func agree(t *testing.T, who string, d time.Duration, want map[string]string, state func() map[string]string) {
 	t.Helper()
+	waitUntil(t, d, func() string {
+		if differ := diff(want, state()); differ != "" {
+			return "waiting for " + who + " to agree with the list: " + differ
+		}
+		return ""
+	})
+}
+
+// waitUntil polls pending every 50ms until it answers "", failing t after
+// d with its last answer.
+func waitUntil(t *testing.T, d time.Duration, pending func() string) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		differ := diff(want, state())
-		if differ == "" {
+		why := pending()
+		if why == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s to agree with the list: %s", d, who, differ)
+			t.Fatalf("timed out after %v %s", d, why)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -152,7 +152,7 @@ func runPlanted(t *testing.T, opts plantedOptions) *plantedRun {
 		t.Fatal(err)
 	}
 	defer etcd.Close()
-	hist, err := traffic.ReadHistory(ctx, etcd, "/registry/example.apiloom.dev/databases/"+trafficConfig.Namespace+"/")
+	hist, err := traffic.ReadHistory(ctx, etcd, trafficPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
