@@ -13,8 +13,8 @@ import (
 )
 
 // Verifying a client certificate's chain costs an ECDSA signature check
-// per certificate (about a sixth of the server's CPU on creates over one
-// connection, by profile), and kube-apiserver's x509 authenticator does it
+// per certificate (a sixth of the server's CPU on creates, by profile),
+// and kube-apiserver's x509 authenticator does it
 // on every request: its connection-level cache was proposed
 // (kubernetes#100902) and never merged. The chain, the trusted roots and
 // the clock are all the answer depends on; the roots are fixed when the
