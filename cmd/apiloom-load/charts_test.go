@@ -21,8 +21,8 @@ import (
 func syntheticRuns() []chartRun {
 	list := func(scale float64) *listResult {
 		return &listResult{Items: 2000, CreateRate: 3000 / scale, UpdateRate: 2500 / scale,
-			RV0: listTimes{Median: time.Duration(scale * 10e6)}, Consistent: listTimes{Median: time.Duration(scale * 11e6)},
-			Paged: listTimes{Median: time.Duration(scale * 20e6)}}
+			listKinds: listKinds{RV0: listTimes{Median: time.Duration(scale * 10e6)}, Consistent: listTimes{Median: time.Duration(scale * 11e6)},
+				Paged: listTimes{Median: time.Duration(scale * 20e6)}}}
 	}
 	fanout := func(watchers int, p99 time.Duration) []fanoutResult {
 		return []fanoutResult{{Watchers: watchers, Transport: transportH2, Events: accounting.Report{AllReceived: accounting.Latencies{Count: 10, P50: p99 / 3, P99: p99}}}}

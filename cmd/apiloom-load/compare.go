@@ -23,59 +23,46 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func idleMetric(name, format string, f func(*idleResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.Idle == nil {
-			return 0, false
-		}
-		return f(r.Idle), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *idleResult { return r.Idle }, f)
 }
 
 func listMetric(name, format string, f func(*listResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.List == nil {
-			return 0, false
-		}
-		return f(r.List), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *listResult { return r.List }, f)
 }
 
 // identityMetric is a LIST time without gzip, for runs that also
 // timed them with it.
-func identityMetric(name string, f func(*listIdentity) time.Duration) metric {
+func identityMetric(name string, f func(*listKinds) time.Duration) metric {
+	return scenarioMetric(name, "%.1f", func(r *result) *listKinds {
+		if r.List == nil {
+			return nil
+		}
+		return r.List.Identity
+	}, func(k *listKinds) float64 { return msOf(f(k)) })
+}
+
+// scenarioMetric is a figure of one scenario's result, absent from runs
+// without that scenario (of returns nil).
+func scenarioMetric[T any](name, format string, of func(*result) *T, f func(*T) float64) metric {
 	return metric{name, func(r *result) (float64, bool) {
-		if r.List == nil || r.List.Identity == nil {
+		v := of(r)
+		if v == nil {
 			return 0, false
 		}
-		return msOf(f(r.List.Identity)), true
-	}, "%.1f"}
+		return f(v), true
+	}, format}
 }
 
 func stalledMetric(name, format string, f func(*stalledResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.Stalled == nil {
-			return 0, false
-		}
-		return f(r.Stalled), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *stalledResult { return r.Stalled }, f)
 }
 
 func rapidResetMetric(name, format string, f func(*rapidResetResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.RapidReset == nil {
-			return 0, false
-		}
-		return f(r.RapidReset), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *rapidResetResult { return r.RapidReset }, f)
 }
 
 func floorMetric(name, format string, f func(*floorResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.Floor == nil {
-			return 0, false
-		}
-		return f(r.Floor), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *floorResult { return r.Floor }, f)
 }
 
 // createsOverFloor is the list scenario's create throughput as a fraction
@@ -90,12 +77,7 @@ func createsOverFloor(r *result) (float64, bool) {
 }
 
 func baselineMetric(name, format string, f func(*baselineResult) float64) metric {
-	return metric{name, func(r *result) (float64, bool) {
-		if r.Baseline == nil {
-			return 0, false
-		}
-		return f(r.Baseline), true
-	}, format}
+	return scenarioMetric(name, format, func(r *result) *baselineResult { return r.Baseline }, f)
 }
 
 // comparisonMetrics are the rows of the side-by-side table.
@@ -116,9 +98,9 @@ var comparisonMetrics = []metric{
 	listMetric("list RV=0 median ms", "%.1f", func(l *listResult) float64 { return msOf(l.RV0.Median) }),
 	listMetric("list consistent median ms", "%.1f", func(l *listResult) float64 { return msOf(l.Consistent.Median) }),
 	listMetric("list paged median ms (whole traversal)", "%.1f", func(l *listResult) float64 { return msOf(l.Paged.Median) }),
-	identityMetric("list RV=0 median ms, no gzip", func(l *listIdentity) time.Duration { return l.RV0.Median }),
-	identityMetric("list consistent median ms, no gzip", func(l *listIdentity) time.Duration { return l.Consistent.Median }),
-	identityMetric("list paged median ms, no gzip", func(l *listIdentity) time.Duration { return l.Paged.Median }),
+	identityMetric("list RV=0 median ms, no gzip", func(l *listKinds) time.Duration { return l.RV0.Median }),
+	identityMetric("list consistent median ms, no gzip", func(l *listKinds) time.Duration { return l.Consistent.Median }),
+	identityMetric("list paged median ms, no gzip", func(l *listKinds) time.Duration { return l.Paged.Median }),
 	listMetric("list paged pages", "%.0f", func(l *listResult) float64 { return float64(l.Pages) }),
 	listMetric("list create server CPU µs/create", "%.0f", func(l *listResult) float64 {
 		if l.Created == 0 {

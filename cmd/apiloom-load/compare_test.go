@@ -60,9 +60,9 @@ func TestCompareRatios(t *testing.T) {
 func TestComparePagedList(t *testing.T) {
 	dir := t.TempDir()
 	a := &result{Label: "etcd", List: &listResult{Created: 100, CreateCPU: cpuSpan{Total: 200 * time.Millisecond},
-		Paged: listTimes{Median: 40 * time.Millisecond}, Pages: 20}}
+		listKinds: listKinds{Paged: listTimes{Median: 40 * time.Millisecond}}, Pages: 20}}
 	b := &result{Label: "kine", List: &listResult{Created: 100, CreateCPU: cpuSpan{Total: time.Second},
-		Paged: listTimes{Median: 100 * time.Millisecond}, Pages: 20}}
+		listKinds: listKinds{Paged: listTimes{Median: 100 * time.Millisecond}}, Pages: 20}}
 	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	if err := a.write(pa); err != nil {
 		t.Fatal(err)

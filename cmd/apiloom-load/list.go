@@ -35,27 +35,26 @@ type listResult struct {
 	Items      int  `json:"items"`
 	Bytes      int  `json:"bytes"`
 	Compressed bool `json:"compressed"`
-	// RV0 and Consistent are the LIST times, resourceVersion=0 and unset.
-	RV0        listTimes `json:"rv0"`
-	Consistent listTimes `json:"consistent"`
-	// Paged is the time of a whole paged traversal: a consistent LIST
-	// with limit=PageSize, then each continue token until none is left,
-	// as client-go's pager and kubectl get do; Pages and PagedItems are
-	// what one traversal saw.
-	Paged      listTimes `json:"paged"`
-	PageSize   int       `json:"pageSize"`
-	Pages      int       `json:"pages"`
-	PagedItems int       `json:"pagedItems"`
+	// The LIST times, accepting gzip unless the run said not to.
+	listKinds
+	PageSize   int `json:"pageSize"`
+	Pages      int `json:"pages"`
+	PagedItems int `json:"pagedItems"`
 	// Identity is the same LISTs asking for no compression, when the
 	// ones above accepted gzip.
-	Identity *listIdentity `json:"identity,omitempty"`
+	Identity *listKinds `json:"identity,omitempty"`
 	// CreateCPU and UpdateCPU are the measured processes' CPU during the
 	// creates and the patches.
 	CreateCPU cpuSpan `json:"createCPU"`
 	UpdateCPU cpuSpan `json:"updateCPU"`
 }
 
-type listIdentity struct {
+// listKinds are the times of each kind of LIST. RV0 and Consistent are
+// whole LISTs, resourceVersion=0 and unset; Paged is a whole paged
+// traversal: a consistent LIST with limit=PageSize, then each continue
+// token until none is left, as client-go's pager and kubectl get do
+// (Pages and PagedItems are what one traversal saw).
+type listKinds struct {
 	RV0        listTimes `json:"rv0"`
 	Consistent listTimes `json:"consistent"`
 	Paged      listTimes `json:"paged"`
@@ -104,34 +103,32 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, s *
 	}
 	logf("list: updated %d in %v; timing LISTs", res.Updated, res.UpdateTime.Round(time.Millisecond))
 
-	if err := res.timeLists(ctx, c, t, s, c.ListCompression, &res.RV0, &res.Consistent, &res.Paged); err != nil {
+	if err := res.timeLists(ctx, c, t, s, c.ListCompression, &res.listKinds); err != nil {
 		return nil, err
 	}
 	if c.ListCompression {
 		// The same LISTs uncompressed: what the server does itself, without
 		// the gzip both servers spend most of a large LIST's CPU on.
-		res.Identity = &listIdentity{}
-		id := res.Identity
-		if err := res.timeLists(ctx, c, t, s, false, &id.RV0, &id.Consistent, &id.Paged); err != nil {
+		res.Identity = &listKinds{}
+		if err := res.timeLists(ctx, c, t, s, false, res.Identity); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-// timeLists times c.ListRepeats LISTs of each kind, in turn, into rv0,
-// consistent and paged; the first consistent one gives res's items,
-// bytes and compression.
-func (res *listResult) timeLists(ctx context.Context, c *config, t *target, s *sampler, gzip bool, rv0Times, consistent, paged *listTimes) error {
+// timeLists times c.ListRepeats LISTs of each kind, in turn, into k; the
+// first consistent one gives res's items, bytes and compression.
+func (res *listResult) timeLists(ctx context.Context, c *config, t *target, s *sampler, gzip bool, k *listKinds) error {
 	for i := range c.ListRepeats * 3 {
 		before := s.sample(ctx)
 		var times *listTimes
 		switch i % 3 {
 		case 0, 1:
 			rv0 := i%3 == 0
-			times = consistent
+			times = &k.Consistent
 			if rv0 {
-				times = rv0Times
+				times = &k.RV0
 			}
 			d, body, compressed, err := timeList(ctx, t, rv0, gzip)
 			if err != nil {
@@ -151,7 +148,7 @@ func (res *listResult) timeLists(ctx context.Context, c *config, t *target, s *s
 				res.Bytes = len(body)
 			}
 		case 2:
-			times = paged
+			times = &k.Paged
 			p, err := timePagedList(ctx, t, c.ListPageSize, gzip)
 			if err != nil {
 				return err
@@ -166,7 +163,7 @@ func (res *listResult) timeLists(ctx context.Context, c *config, t *target, s *s
 	if res.PagedItems != res.Items {
 		return fmt.Errorf("paged LIST returned %d items in %d pages, the whole LIST %d", res.PagedItems, res.Pages, res.Items)
 	}
-	for _, times := range []*listTimes{rv0Times, consistent, paged} {
+	for _, times := range []*listTimes{&k.RV0, &k.Consistent, &k.Paged} {
 		times.Median = accounting.Median(append([]time.Duration(nil), times.All...))
 	}
 	return nil

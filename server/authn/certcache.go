@@ -2,7 +2,6 @@ package authn
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"net/http"
 	"slices"
 	"time"
@@ -51,8 +50,8 @@ func (c *certCache) AuthenticateRequest(r *http.Request) (*authenticator.Respons
 	certs := r.TLS.PeerCertificates
 	h := sha256.New()
 	for _, cert := range certs {
-		// Length-prefixed, so that no two chains hash alike.
-		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(cert.Raw))))
+		// DER carries each certificate's length, so the concatenation
+		// names one chain.
 		h.Write(cert.Raw)
 	}
 	var key [sha256.Size]byte
