@@ -45,6 +45,10 @@ type Cache[O resource.Object] struct {
 	// in tree: for lists and watchers they do not exist. Written, like
 	// tree, only by the ingest goroutine.
 	corrupt map[string]*storage.Error
+	// perNS counts tree's items by namespace, so that a page of one
+	// namespace knows how many keys the namespace holds without a walk.
+	// Written, like tree, only by the ingest goroutine.
+	perNS map[string]int64
 	// changes counts the tree's changes (events applied, relists).
 	changes uint64
 	// snap is a clone of tree after snapChanges changes, shared by reads
@@ -111,6 +115,7 @@ func New[O resource.Object](def *resource.Definition[O], src Source[O], opts ...
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 		tree:    newTree[O](),
+		perNS:   make(map[string]int64),
 		corrupt: make(map[string]*storage.Error),
 		hist:    newHistory[O](cfg.window, 0),
 		wakeAll: make(chan struct{}),
@@ -211,41 +216,54 @@ func (c *Cache[O]) head() (rev int64, seq uint64, gen uint64) {
 	return c.rev.Load(), c.hist.next, c.gen
 }
 
-// currentView returns the state at the cache's revision.
-func (c *Cache[O]) currentView() view[O] {
-	c.mu.RLock()
-	if c.snapFreshLocked() {
-		v := view[O]{tree: c.snap, rev: c.rev.Load()}
-		c.mu.RUnlock()
-		return v
-	}
-	c.mu.RUnlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return view[O]{tree: c.snapshotLocked(), rev: c.rev.Load()}
-}
-
-// viewAt returns the state at rev if the history reaches back to it:
-// hist.start <= rev <= the cache's revision.
-func (c *Cache[O]) viewAt(rev int64) (view[O], bool) {
+// currentView returns the state at the cache's revision, knowing the size
+// of namespace ns ("": of the whole resource).
+func (c *Cache[O]) currentView(ns string) view[O] {
 	c.mu.RLock()
 	if c.snapFreshLocked() {
 		defer c.mu.RUnlock()
-		return c.viewAtLocked(c.snap, rev)
+		return c.viewLocked(c.snap, ns)
 	}
 	c.mu.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.viewAtLocked(c.snapshotLocked(), rev)
+	return c.viewLocked(c.snapshotLocked(), ns)
+}
+
+// viewLocked is the view of snap, the tree at the cache's revision, with
+// the number of its items in namespace ns ("": all of them). c.mu must be
+// held.
+func (c *Cache[O]) viewLocked(snap *tree[O], ns string) view[O] {
+	n := int64(snap.Len())
+	if ns != "" {
+		n = c.perNS[ns]
+	}
+	return view[O]{tree: snap, rev: c.rev.Load(), ns: ns, inNS: n}
+}
+
+// viewAt returns the state at rev if the history reaches back to it
+// (hist.start <= rev <= the cache's revision), knowing the size of
+// namespace ns ("": of the whole resource).
+func (c *Cache[O]) viewAt(rev int64, ns string) (view[O], bool) {
+	c.mu.RLock()
+	if c.snapFreshLocked() {
+		defer c.mu.RUnlock()
+		return c.viewAtLocked(c.snap, rev, ns)
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.viewAtLocked(c.snapshotLocked(), rev, ns)
 }
 
 // viewAtLocked returns the state at rev from snap, the tree at the cache's
 // revision, undoing the history's later events. c.mu must be held.
-func (c *Cache[O]) viewAtLocked(snap *tree[O], rev int64) (view[O], bool) {
+func (c *Cache[O]) viewAtLocked(snap *tree[O], rev int64, ns string) (view[O], bool) {
 	if rev < c.hist.start || rev > c.rev.Load() {
 		return view[O]{}, false
 	}
-	v := view[O]{tree: snap, rev: rev}
+	v := c.viewLocked(snap, ns)
+	v.rev = rev
 	var undo []*event[O]
 	for seq := c.hist.seqAfter(rev); seq < c.hist.next; seq++ {
 		undo = append(undo, c.hist.at(seq))

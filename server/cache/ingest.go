@@ -92,9 +92,11 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 		opts.Continue = list.Continue
 	}
 
+	perNS := make(map[string]int64)
+	next.Ascend(func(it *item[O]) bool { perNS[it.ns]++; return true })
 	c.mu.Lock()
 	first := !c.Ready()
-	c.tree = next
+	c.tree, c.perNS = next, perNS
 	c.corrupt = corrupt
 	c.rev.Store(rev)
 	if !first {
@@ -111,6 +113,14 @@ func (c *Cache[O]) relist(ctx context.Context) error {
 	}
 	c.wakeEveryone()
 	return nil
+}
+
+// countOut counts one item of namespace ns out of the tree. c.mu must be
+// held for writing.
+func (c *Cache[O]) countOut(ns string) {
+	if c.perNS[ns]--; c.perNS[ns] <= 0 {
+		delete(c.perNS, ns)
+	}
 }
 
 // follow watches the source from the cache's revision and applies what it
@@ -174,9 +184,13 @@ func (c *Cache[O]) apply(events []storage.Event[O]) error {
 		c.mu.Lock()
 		switch {
 		case e.cur != nil:
-			c.tree.ReplaceOrInsert(e.cur)
+			if _, replaced := c.tree.ReplaceOrInsert(e.cur); !replaced {
+				c.perNS[e.ns]++
+			}
 		case e.prev != nil:
-			c.tree.Delete(e.prev)
+			if _, deleted := c.tree.Delete(e.prev); deleted {
+				c.countOut(e.ns)
+			}
 		}
 		if se.Corrupt != nil {
 			c.corrupt[e.key] = se.Corrupt

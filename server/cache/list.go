@@ -82,7 +82,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 			}
 			return nil, err
 		}
-		if v, ok := c.viewAt(rv); ok {
+		if v, ok := c.viewAt(rv, m.ns); ok {
 			return page(v, &m, opts.Limit, "", 0), nil
 		}
 	case match == "" || match == metav1.ResourceVersionMatchNotOlderThan:
@@ -95,7 +95,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 		} else if err := c.reach(ctx, rv); err != nil {
 			return nil, c.waitError(err, rv)
 		}
-		v := c.currentView()
+		v := c.currentView(m.ns)
 		if failpoint.Enabled && opts.ResourceVersion == "" && failpoint.Fire(failpoint.StaleConsistentList) {
 			v = c.staleView(v)
 		}
@@ -123,16 +123,16 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 		return c.src.GetList(ctx, opts)
 	}
-	start, rev, before, err := storage.DecodeCountedContinue(opts.Continue)
+	m := c.matcherFor(opts)
+	start, rev, before, err := storage.DecodeCountedContinue(opts.Continue, m.ns)
 	if err != nil || rev <= 0 {
 		return c.src.GetList(ctx, opts)
 	}
-	m := c.matcherFor(opts)
 	r := namespaceRange(m.ns)
 	if !strings.HasPrefix(start, r.from) || (!c.def.Namespaced && strings.Contains(start, "/")) {
 		return c.src.GetList(ctx, opts)
 	}
-	v, ok := c.viewAt(rev)
+	v, ok := c.viewAt(rev, m.ns)
 	if !ok {
 		return c.src.GetList(ctx, opts)
 	}
@@ -144,10 +144,11 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 // when the page is full and more keys follow (matching or not), and the
 // number of keys left when there is no selector.
 //
-// before is how many keys of v precede start, or -1 if unknown. A list of
-// every namespace without selectors knows it, so its remaining count is
-// arithmetic and a page costs O(limit), not O(keys after it); other lists
-// count the rest of their range.
+// before is how many keys of m's namespace (or of all, for a list of every
+// namespace) precede start in v, or -1 if unknown. A list without
+// selectors knows it, and the view knows the namespace's size, so its
+// remaining count is arithmetic and a page costs O(limit), not O(keys after
+// it); a list whose token did not count counts the rest of its range.
 func page[O resource.Object](v view[O], m *matcher, limit int64, start string, before int64) *storage.List[O] {
 	r := namespaceRange(m.ns)
 	if start > r.from {
@@ -189,12 +190,15 @@ func page[O resource.Object](v view[O], m *matcher, limit int64, start string, b
 		list.Continue = storage.ContinueAfter(lastKey, v.rev)
 		if !m.selective() {
 			var n int64
-			total := v.len()
-			if whole := m.ns == ""; whole && before >= 0 && before+visited <= total {
+			total, sized := v.size(m.ns)
+			if sized && before >= 0 && before+visited <= total {
 				n = total - before - visited
-				list.Continue = storage.ContinueAfterCounted(lastKey, v.rev, before+visited)
 			} else {
 				v.ascend(keyRange{from: lastKey + "\x00", to: r.to}, func(*item[O]) bool { n++; return true })
+			}
+			if sized && n <= total {
+				// The next page will not count: total-n keys precede it.
+				list.Continue = storage.ContinueAfterCounted(lastKey, v.rev, m.ns, total-n)
 			}
 			list.RemainingItemCount = &n
 		}

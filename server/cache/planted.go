@@ -34,7 +34,7 @@ func (c *Cache[O]) staleView(cur view[O]) view[O] {
 	}
 	rev := h.at(seq).rev - 1
 	c.mu.RUnlock()
-	v, ok := c.viewAt(rev)
+	v, ok := c.viewAt(rev, cur.ns)
 	if !ok {
 		return cur
 	}

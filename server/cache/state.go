@@ -43,6 +43,10 @@ func (r keyRange) contains(key string) bool {
 type view[O resource.Object] struct {
 	tree *tree[O] // read-only clone
 	rev  int64
+	// inNS is how many items tree holds in namespace ns, or in all when ns
+	// is "": the cache counts them as it changes the tree.
+	ns   string
+	inNS int64
 	// undo maps each key changed after rev to its item at rev (nil if it
 	// did not exist); undoKeys are its keys, sorted.
 	undo     map[string]*item[O]
@@ -66,12 +70,20 @@ func (v *view[O]) undoEvents(events []*event[O]) {
 	slices.Sort(v.undoKeys)
 }
 
-// len is the number of objects at v.rev: the tree's, corrected for each
-// undone key, which costs a lookup per change since rev, not a walk of
-// the tree.
-func (v *view[O]) len() int64 {
-	n := int64(v.tree.Len())
+// size is the number of objects at v.rev in namespace ns ("": in all),
+// which must be the view's: its count in the tree, corrected for each
+// undone key of the namespace, which costs a lookup per change since rev,
+// not a walk of the tree. It reports false for another namespace.
+func (v *view[O]) size(ns string) (int64, bool) {
+	if ns != v.ns {
+		return 0, false
+	}
+	n := v.inNS
+	r := namespaceRange(ns)
 	for _, k := range v.undoKeys {
+		if !r.contains(k) {
+			continue
+		}
 		if _, now := v.tree.Get(&item[O]{key: k}); now {
 			n--
 		}
@@ -79,7 +91,7 @@ func (v *view[O]) len() int64 {
 			n++
 		}
 	}
-	return n
+	return n, true
 }
 
 // ascend calls fn with each item at v.rev whose key is in r, in key order,

@@ -23,12 +23,15 @@ type continueToken struct {
 	// usually the last returned key plus "\x00".
 	Start string `json:"start"`
 	// Before, which only the watch cache writes, is how many keys of the
-	// whole resource precede Start at Revision, for a list of every
-	// namespace without selectors: the next page's remainingItemCount
-	// is then the size of the snapshot less those and its own, without
-	// counting the rest of the keys on every page. kube-apiserver's
-	// tokens lack it; it is omitted when unknown.
+	// list's range precede Start at Revision, for a list without
+	// selectors: the next page's remainingItemCount is then the size of
+	// the range less those and its own, without counting the rest of the
+	// keys on every page. kube-apiserver's tokens lack it; it is omitted
+	// when unknown.
 	Before int64 `json:"before,omitempty"`
+	// Namespace is the range Before counts in: one namespace's keys, or
+	// the whole resource's when empty.
+	Namespace string `json:"ns,omitempty"`
 }
 
 // EncodeContinue returns the continue token for a list read at rev that
@@ -63,19 +66,22 @@ func ContinueAfter(lastKey string, rev int64) string {
 // not a clean relative path (no "." or ".." segments), so a token can never
 // reach outside the resource's key range.
 func DecodeContinue(token string) (start string, rev int64, err error) {
-	start, rev, _, err = DecodeCountedContinue(token)
+	start, rev, _, err = DecodeCountedContinue(token, "")
 	return start, rev, err
 }
 
-// ContinueAfterCounted is ContinueAfter for a page of a list of the whole
-// resource, unfiltered, after which before keys precede the next page.
-func ContinueAfterCounted(lastKey string, rev, before int64) string {
-	return continueToken{Version: continueVersion, Revision: rev, Start: lastKey + "\x00", Before: before}.encode()
+// ContinueAfterCounted is ContinueAfter for a page of an unfiltered list
+// of namespace ns ("": of the whole resource), after which before keys of
+// that range precede the next page.
+func ContinueAfterCounted(lastKey string, rev int64, ns string, before int64) string {
+	return continueToken{Version: continueVersion, Revision: rev, Start: lastKey + "\x00", Before: before, Namespace: ns}.encode()
 }
 
-// DecodeCountedContinue is DecodeContinue that also returns the token's
-// count of keys before start, or -1 when the token carries none.
-func DecodeCountedContinue(token string) (start string, rev, before int64, err error) {
+// DecodeCountedContinue is DecodeContinue for a list of namespace ns ("":
+// of the whole resource) that also returns the token's count of keys of
+// that range before start, or -1 when the token carries none or counted
+// another range.
+func DecodeCountedContinue(token, ns string) (start string, rev, before int64, err error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return "", 0, 0, invalidContinue("not base64url: %v", err)
@@ -97,7 +103,7 @@ func DecodeCountedContinue(token string) (start string, rev, before int64, err e
 		return "", 0, 0, invalidContinue("start key %q is not a clean relative key", c.Start)
 	}
 	before = c.Before
-	if before <= 0 {
+	if before <= 0 || c.Namespace != ns {
 		before = -1
 	}
 	return c.Start, c.Revision, before, nil
