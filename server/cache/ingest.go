@@ -264,7 +264,7 @@ func (c *Cache[O]) newItem(obj O, typ watch.EventType) (*item[O], error) {
 		ns:        c.nsOf(obj),
 		obj:       obj,
 		labels:    obj.GetLabels(),
-		fields:    c.def.Fields(obj),
+		fields:    compactFields(c.def.Fields(obj)),
 		frameType: typ,
 	}
 	it.frame, it.raw = newFrame(typ, raw)

@@ -21,7 +21,7 @@ type item[O resource.Object] struct {
 	obj O // read-only
 	// labels and fields are what label and field selectors match.
 	labels labels.Set
-	fields fields.Set
+	fields fieldSet
 	// frame is the watch frame of the event that made this version, of
 	// type frameType (ADDED or MODIFIED; ADDED for listed objects), and raw
 	// the object's JSON inside it.
@@ -45,6 +45,41 @@ func (it *item[O]) addedFrame() []byte {
 		frame, _ := newFrame(watch.Added, it.raw)
 		return frame
 	})
+}
+
+// fieldSet is an item's selectable fields as key, value pairs in one
+// slice: a handful of fields held for every item, where a map (what the
+// definition returns) costs about three times as much memory (the heap
+// profile at 100,000 objects had 43 MiB in the maps).
+type fieldSet []string
+
+// compactFields is f as a fieldSet.
+func compactFields(f fields.Set) fieldSet {
+	s := make(fieldSet, 0, 2*len(f))
+	for k, v := range f {
+		s = append(s, k, v)
+	}
+	return s
+}
+
+// Has implements fields.Fields.
+func (s fieldSet) Has(field string) bool {
+	for i := 0; i < len(s); i += 2 {
+		if s[i] == field {
+			return true
+		}
+	}
+	return false
+}
+
+// Get implements fields.Fields.
+func (s fieldSet) Get(field string) string {
+	for i := 0; i < len(s); i += 2 {
+		if s[i] == field {
+			return s[i+1]
+		}
+	}
+	return ""
 }
 
 // matcher is a watcher's or list's filter: namespace, labels and fields.
