@@ -41,6 +41,17 @@ func identityMetric(name string, f func(*listKinds) time.Duration) metric {
 	}, func(k *listKinds) float64 { return msOf(f(k)) })
 }
 
+// getMetric is a figure of the list scenario's GETs, for runs that timed
+// them.
+func getMetric(name, format string, f func(*getKinds) float64) metric {
+	return scenarioMetric(name, format, func(r *result) *getKinds {
+		if r.List == nil {
+			return nil
+		}
+		return r.List.Gets
+	}, f)
+}
+
 // scenarioMetric is a figure of one scenario's result, absent from runs
 // without that scenario (of returns nil).
 func scenarioMetric[T any](name, format string, of func(*result) *T, f func(*T) float64) metric {
@@ -108,6 +119,12 @@ var comparisonMetrics = []metric{
 		}
 		return usOf(l.CreateCPU.Total) / float64(l.Created)
 	}),
+	getMetric("list GET consistent p50 ms", "%.2f", func(g *getKinds) float64 { return msOf(g.Consistent.Latency.P50) }),
+	getMetric("list GET consistent p99 ms", "%.2f", func(g *getKinds) float64 { return msOf(g.Consistent.Latency.P99) }),
+	getMetric("list GET consistent server CPU µs/GET", "%.0f", func(g *getKinds) float64 { return usOf(g.Consistent.cpuPerGet()) }),
+	getMetric("list GET RV=0 p50 ms", "%.2f", func(g *getKinds) float64 { return msOf(g.RV0.Latency.P50) }),
+	getMetric("list GET RV=0 p99 ms", "%.2f", func(g *getKinds) float64 { return msOf(g.RV0.Latency.P99) }),
+	getMetric("list GET RV=0 server CPU µs/GET", "%.0f", func(g *getKinds) float64 { return usOf(g.RV0.cpuPerGet()) }),
 	floorMetric("floor etcd puts/s", "%.0f", func(f *floorResult) float64 { return f.Rate }),
 	floorMetric("floor put p50 ms", "%.2f", func(f *floorResult) float64 { return msOf(f.Latency.P50) }),
 	floorMetric("floor put p99 ms", "%.2f", func(f *floorResult) float64 { return msOf(f.Latency.P99) }),

@@ -57,6 +57,9 @@ type config struct {
 	ListCreators    int
 	ListPageSize    int
 	ListCompression bool
+	// GetRequests is how many GETs of single objects the list scenario
+	// times of each kind (0: none).
+	GetRequests int
 
 	// InformerObjects are the object counts the informer scenario syncs
 	// (ascending, each made up from the list scenario's objects);
@@ -101,7 +104,7 @@ func defaultConfig() config {
 		StreamsPerConn: 900, OpenConcurrency: 100,
 		FanoutWatchers: []int{1000}, FanoutTransports: []string{transportH2}, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
-		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true,
+		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true, GetRequests: 1000,
 		InformerObjects: []int{10000}, InformerRepeats: 3, InformerFormats: []string{formatJSON},
 		BaselineTime:    500 * time.Millisecond,
 		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
@@ -141,6 +144,7 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ListCreators, "list-creators", c.ListCreators, "list: concurrent creates (and patches): the create-throughput figure's workers")
 	fs.IntVar(&c.ListPageSize, "list-page-size", c.ListPageSize, "list: limit of each page of the paged LIST (client-go's pager and kubectl use 500)")
 	fs.BoolVar(&c.ListCompression, "list-compression", c.ListCompression, "list: accept gzip, as client-go does by default")
+	fs.IntVar(&c.GetRequests, "get-requests", c.GetRequests, "list: GETs by name of objects chosen at random (seeded), one at a time, with resourceVersion unset and then =0, after the LISTs (0: none)")
 	fs.IntSliceVar(&c.InformerObjects, "informer-objects", c.InformerObjects, "informer: objects the namespace holds while informers sync, one round set per count (the list scenario's objects, created when missing)")
 	fs.IntVar(&c.InformerRepeats, "informer-repeats", c.InformerRepeats, "informer: syncs of each format and mode (the median is reported)")
 	fs.StringSliceVar(&c.InformerFormats, "informer-formats", c.InformerFormats, `informer: client formats among "json", "cbor" (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on) and "protobuf" (the generated clientset's informer, protobuf content types, on the kinds of apis/)`)
@@ -197,6 +201,7 @@ func (c *config) validate() error {
 	check(c.ListRepeats >= 1 && c.ListRepeats <= 100, "--list-repeats must be in [1, 100]")
 	check(len(c.PIDNames) == 0 || len(c.PIDNames) == len(c.PIDs)+len(c.PIDTrees), "--pid-names must name every --pid and --pid-tree process")
 	check(c.ListPageSize >= 1 && c.ListPageSize <= 100000, "--list-page-size must be in [1, 100000]")
+	check(c.GetRequests >= 0 && c.GetRequests <= maxObjects, "--get-requests must be in [0, %d]", maxObjects)
 	check(c.ListCreators >= 1 && c.ListCreators <= 64, "--list-creators must be in [1, 64]")
 	check(len(c.InformerObjects) >= 1 && slices.IndexFunc(c.InformerObjects, func(n int) bool { return n < 1 || n > maxObjects }) < 0,
 		"--informer-objects must be counts in [1, %d]", maxObjects)

@@ -23,7 +23,10 @@
 //   - list: K objects of ~1 KiB created and then patched by C concurrent
 //     clients (rate and server CPU of each), then LIST with
 //     resourceVersion=0, a consistent LIST, and a paged traversal (limit
-//     500, every continue token), median time and server CPU of each.
+//     500, every continue token), median time and server CPU of each;
+//     then --get-requests GETs of single objects by name (drawn at random,
+//     seeded), one at a time, with resourceVersion unset and then =0: p50,
+//     p99 and server CPU per GET of each kind.
 //   - informer: for each --informer-objects count (the list scenario's
 //     objects, created when missing), a new informer over the namespace,
 //     timed from start to HasSynced, --informer-repeats times (median) with

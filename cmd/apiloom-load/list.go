@@ -47,6 +47,12 @@ type listResult struct {
 	// creates and the patches.
 	CreateCPU cpuSpan `json:"createCPU"`
 	UpdateCPU cpuSpan `json:"updateCPU"`
+	// Gets are GetRequests GETs of single objects of each kind, after the
+	// LISTs; absent from runs without them (or whose GETs failed, then
+	// GetError says why).
+	GetRequests int       `json:"getRequests,omitempty"`
+	Gets        *getKinds `json:"gets,omitempty"`
+	GetError    string    `json:"getError,omitempty"`
 }
 
 // listKinds are the times of each kind of LIST. RV0 and Consistent are
@@ -70,7 +76,8 @@ type listTimes struct {
 // runList creates the objects (skipping those that exist), patches each,
 // and times whole LISTs without pagination, as an informer's fallback list
 // and kubectl's RV=0 reads do, and paged traversals, as client-go's pager
-// does, in turn.
+// does, in turn; then GETs of single objects by name. A failed GET is
+// recorded in the result and leaves the LIST figures standing.
 func runList(ctx context.Context, c *config, t *target, objs *objectFactory, s *sampler, logf logFunc) (*listResult, error) {
 	res := &listResult{Objects: c.ListObjects, Creators: c.ListCreators, PageSize: c.ListPageSize}
 	logf("list: creating %d objects with %d creators", c.ListObjects, c.ListCreators)
@@ -112,6 +119,18 @@ func runList(ctx context.Context, c *config, t *target, objs *objectFactory, s *
 		res.Identity = &listKinds{}
 		if err := res.timeLists(ctx, c, t, s, false, res.Identity); err != nil {
 			return nil, err
+		}
+	}
+	if c.GetRequests > 0 {
+		logf("list: timing %d GETs of each kind", c.GetRequests)
+		res.GetRequests = c.GetRequests
+		res.Gets, err = timeGets(ctx, t, s, getNames("load-list", c.ListObjects, c.GetRequests, getSeed))
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err != nil {
+			res.GetError = err.Error()
+			logf("list: GETs: %v", err)
 		}
 	}
 	return res, nil

@@ -130,8 +130,17 @@ func (r *result) print(w io.Writer) {
 		row("  median", "RV=0 %s   consistent %s   paged by %d (%d pages) %s", ms(l.RV0.Median), ms(l.Consistent.Median), l.PageSize, l.Pages, ms(l.Paged.Median))
 		row("  cpu", "creates %s   patches %s   LISTs: RV=0 %s  consistent %s  paged %s (%s)",
 			cpuString(l.CreateCPU), cpuString(l.UpdateCPU), cpuString(l.RV0.CPU), cpuString(l.Consistent.CPU), cpuString(l.Paged.CPU), strings.Join(r.ProcessNames, "+"))
+		if g := l.Gets; g != nil {
+			row("  GET", "%d by name of each kind: consistent p50 %s p99 %s   RV=0 p50 %s p99 %s", l.GetRequests,
+				us(g.Consistent.Latency.P50), us(g.Consistent.Latency.P99), us(g.RV0.Latency.P50), us(g.RV0.Latency.P99))
+			row("  GET cpu", "consistent %s = %s per GET   RV=0 %s = %s per GET",
+				cpuString(g.Consistent.CPU), us(g.Consistent.cpuPerGet()), cpuString(g.RV0.CPU), us(g.RV0.cpuPerGet()))
+		}
 		if l.CreateError != "" {
 			row("  create error", "%s", l.CreateError)
+		}
+		if l.GetError != "" {
+			row("  GET error", "%s", l.GetError)
 		}
 		if l.UpdateError != "" {
 			row("  update error", "%s", l.UpdateError)
