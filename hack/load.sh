@@ -28,7 +28,8 @@
 # adds an HTTP/1.1 round per count: a TLS connection per watcher, as client-go with HTTP/2
 # disabled) FANOUT_RATE FANOUT_DURATION IDLE_WATCHERS
 # IDLE_HOLD LIST_OBJECTS LIST_REPEATS LIST_CREATORS (concurrent creates and patches of the list
-# scenario) LIST_PAGE_SIZE (limit of the paged LIST) LIST_COMPRESSION (false: no gzip, which
+# scenario) LIST_PAGE_SIZE (limit of the paged LIST) GET_REQUESTS (GETs by name of each kind
+# after the LISTs, 0: none) LIST_COMPRESSION (false: no gzip, which
 # kube-apiserver otherwise spends CPU on for large lists) INFORMER_OBJECTS (default LIST_OBJECTS;
 # several counts, e.g. "10000 100000", give informer sync against objects) INFORMER_FORMATS
 # (default "json cbor protobuf": client-go's dynamic informer in JSON, and with its CBOR gates on;
@@ -49,7 +50,7 @@ root=$(pwd)
 : "${FANOUT_WATCHERS:=1000}" "${FANOUT_TRANSPORTS:=h2}" "${FANOUT_RATE:=20}" "${FANOUT_DURATION:=20s}"
 : "${IDLE_WATCHERS:=10000}" "${IDLE_HOLD:=10s}"
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
-: "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}"
+: "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}" "${GET_REQUESTS:=1000}"
 : "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
 : "${SCENARIOS:=baseline fanout idle list floor informer}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
@@ -135,7 +136,7 @@ trap cleanup EXIT
 # shellcheck disable=SC2086 # FANOUT_WATCHERS, FANOUT_TRANSPORTS, INFORMER_OBJECTS and INFORMER_FORMATS are word lists
 load_flags=(--fanout-watchers "$(echo $FANOUT_WATCHERS | tr ' ' ,)" --fanout-transports "$(echo $FANOUT_TRANSPORTS | tr ' ' ,)" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
   --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
-  --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --list-compression="$LIST_COMPRESSION"
+  --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --get-requests "$GET_REQUESTS" --list-compression="$LIST_COMPRESSION"
   --informer-objects "$(echo $INFORMER_OBJECTS | tr ' ' ,)" --informer-formats "$(echo $INFORMER_FORMATS | tr ' ' ,)"
   --informer-repeats "$INFORMER_REPEATS" --floor-puts "$FLOOR_PUTS")
 
