@@ -29,8 +29,12 @@ func withRequestMetrics(reg prometheus.Registerer, next http.Handler) http.Handl
 		observe := func(code int) {
 			latency.WithLabelValues(verb, resource, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
 		}
-		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
-		ow, done := detach.Observe(rec, func() { observe(rec.code) })
+		// end keeps only the code, not the writers: for a detached body
+		// (an idle watch) it is held until the stream ends.
+		code := new(int)
+		*code = http.StatusOK
+		rec := &codeRecorder{ResponseWriter: w, code: code}
+		ow, done := detach.Observe(rec, func() { observe(*code) })
 		next.ServeHTTP(ow, r)
 		done()
 	})
@@ -83,11 +87,11 @@ func classify(r *http.Request) (verb, resource string) {
 // watch streaming needs.
 type codeRecorder struct {
 	http.ResponseWriter
-	code int
+	code *int
 }
 
 func (c *codeRecorder) WriteHeader(code int) {
-	c.code = code
+	*c.code = code
 	c.ResponseWriter.WriteHeader(code)
 }
 

@@ -58,7 +58,13 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	parent := r.Context()
+	if detacher != nil {
+		// An idle detached watch holds its context for up to the
+		// timeout: the stream's, without the request's values (detach).
+		parent = detach.StreamContext(parent)
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	watcher, err := h.store.Watch(ctx, lr.opts)
 	if err != nil {
 		cancel()

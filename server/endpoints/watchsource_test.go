@@ -413,6 +413,30 @@ func TestWatchSourceRequestEndEndsStream(t *testing.T) {
 	}
 }
 
+// TestDetachedWatchKeepsNoRequestValues: a detached watch's context is the
+// stream's (detach.StreamContext): it ends when the request's does, but
+// holds none of the values middleware added to the request, which an idle
+// watch would otherwise keep for up to an hour.
+func TestDetachedWatchKeepsNoRequestValues(t *testing.T) {
+	e := newSourceEnv(t)
+	stream, cancel := context.WithCancel(e.ctx)
+	type userKey struct{}
+	ctx := context.WithValue(detach.WithStreamContext(stream), userKey{}, "the user")
+	src := e.detach(ctx, "resourceVersion="+storage.FormatResourceVersion(e.cache.Revision()))
+	w := e.watches.last(t)
+	if v := w.ctx.Value(userKey{}); v != nil {
+		t.Fatalf("the watch's context holds the request's value %v", v)
+	}
+	body := drainAsync(t, src, fixed(1<<20))
+	cancel()
+	if b := receive(t, body); len(b) != 0 {
+		t.Fatalf("body %q, want none", b)
+	}
+	if !w.stopped.Load() || w.ctx.Err() == nil {
+		t.Errorf("after the request ended: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
+	}
+}
+
 func TestWatchSourceCloseStopsWatcher(t *testing.T) {
 	e := newSourceEnv(t)
 	e.waitCached(revOf(t, e.create("x")))

@@ -163,7 +163,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 		st.body = newRequestBody(c, st, req.ContentLength)
 		req.Body = st.body
 	}
-	req = req.WithContext(ctx)
+	req = req.WithContext(detach.WithStreamContext(ctx))
 	c.streams[id] = st
 	c.open++
 	if c.idleTimer != nil {
