@@ -58,27 +58,28 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	parent := r.Context()
-	if detacher != nil {
-		// An idle detached watch holds its context for up to the
-		// timeout: the stream's, without the request's values (detach).
-		parent = detach.StreamContext(parent)
-	}
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	watcher, err := h.store.Watch(ctx, lr.opts)
-	if err != nil {
-		cancel()
-		return storageStatus(err, h.gr, "", verbWatch)
-	}
 	enc := eventEncoder[O]{h: h, out: out, headers: true}
 	if detacher != nil {
-		// The source owns the watcher and the timeout from here on.
+		// An idle detached watch holds its context for up to the
+		// timeout: the stream's, without the request's values (detach),
+		// and its timeout is the source's timer.
+		ctx := detach.StreamContext(r.Context())
+		watcher, err := h.store.Watch(ctx, lr.opts)
+		if err != nil {
+			return storageStatus(err, h.gr, "", verbWatch)
+		}
+		// The source owns the watcher from here on.
 		w.Header().Set("Content-Type", out.streamContentType())
 		w.WriteHeader(http.StatusOK)
-		detacher.DetachBody(newWatchSource(r, ctx, cancel, watcher, enc))
+		detacher.DetachBody(newWatchSource(r, ctx, timeout, watcher, enc))
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	watcher, err := h.store.Watch(ctx, lr.opts)
+	if err != nil {
+		return storageStatus(err, h.gr, "", verbWatch)
+	}
 	events := storage.NewBlocking(watcher)
 	defer events.Stop()
 	if ws {

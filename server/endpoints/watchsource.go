@@ -3,6 +3,8 @@ package endpoints
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/resource"
@@ -23,15 +25,20 @@ const maxIdleBatch = 16
 // The connection never calls Append and Close at the same time; the
 // fields below are used by whichever is running.
 type watchSource[O resource.Object] struct {
-	path    string // for the log; the request itself is not kept
-	ctx     context.Context
-	cancel  context.CancelFunc // ends ctx, the watch's timeout
+	path    string          // for the log; the request itself is not kept
+	ctx     context.Context // the stream's (detach.StreamContext)
+	timeout time.Duration
 	watcher storage.Watcher[O]
 	enc     eventEncoder[O]
 
 	wake func()
 	// stopCtxWake stops the call of wake when ctx ends.
 	stopCtxWake func() bool
+	// timer sets timedOut and wakes the stream once the timeout passes: a
+	// timer of its own rather than a context with a deadline, which would
+	// cost an idle watch a context, a channel and a map besides the timer.
+	timer    *time.Timer
+	timedOut atomic.Bool
 	// events are what the last Poll returned; those from next on are not
 	// framed yet.
 	events []storage.Event[O]
@@ -49,17 +56,21 @@ type watchSource[O resource.Object] struct {
 var _ detach.Source = (*watchSource[resource.Object])(nil)
 
 // newWatchSource returns the source of a watch whose context is ctx (the
-// request's, with the watch's timeout; cancel ends it). The source owns
-// the watcher and cancel from now on: Close stops and calls them.
-func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, cancel context.CancelFunc,
+// stream's) that ends after timeout. The source owns the watcher from now
+// on: Close stops it.
+func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, timeout time.Duration,
 	watcher storage.Watcher[O], enc eventEncoder[O]) *watchSource[O] {
-	return &watchSource[O]{path: r.URL.Path, ctx: ctx, cancel: cancel, watcher: watcher, enc: enc}
+	return &watchSource[O]{path: r.URL.Path, ctx: ctx, timeout: timeout, watcher: watcher, enc: enc}
 }
 
-// Start implements detach.Source. The end of ctx (the timeout, or the request
-// ending) wakes the stream, which then ends.
+// Start implements detach.Source. The timeout, or the end of ctx (the
+// request ending), wakes the stream, which then ends.
 func (s *watchSource[O]) Start(wake func()) {
 	s.wake = wake
+	s.timer = time.AfterFunc(s.timeout, func() {
+		s.timedOut.Store(true)
+		wake()
+	})
 	s.stopCtxWake = context.AfterFunc(s.ctx, wake)
 }
 
@@ -98,7 +109,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 				s.rest = s.enc.errorFrame(s.err)
 			}
 			s.ending = true
-		case s.ctx.Err() != nil:
+		case s.timedOut.Load() || s.ctx.Err() != nil:
 			s.ending = true // the timeout, or the client left
 		default:
 			if !s.poll() {
@@ -122,11 +133,13 @@ func (s *watchSource[O]) poll() bool {
 
 // Close implements detach.Source: it stops the watch and its timeout.
 func (s *watchSource[O]) Close() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 	if s.stopCtxWake != nil {
 		s.stopCtxWake()
 	}
 	s.watcher.Stop()
-	s.cancel()
 	clear(s.events)
 	s.events, s.rest = nil, nil
 }

@@ -397,8 +397,9 @@ func TestWatchSourceTimeoutEndsStream(t *testing.T) {
 	if body := receive(t, drainAsync(t, src, fixed(1<<20))); len(body) != 0 {
 		t.Fatalf("body %q, want none", body)
 	}
-	if !w.stopped.Load() || w.ctx.Err() == nil {
-		t.Errorf("after the stream: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
+	// The watcher's context is the stream's, which the connection ends.
+	if !w.stopped.Load() {
+		t.Error("after the stream: the watcher was not stopped")
 	}
 }
 
@@ -449,8 +450,8 @@ func TestWatchSourceCloseStopsWatcher(t *testing.T) {
 	}
 	// The client resets the stream halfway through a frame.
 	src.Close()
-	if !w.stopped.Load() || w.ctx.Err() == nil {
-		t.Errorf("after Close: watcher stopped %v, context %v", w.stopped.Load(), w.ctx.Err())
+	if !w.stopped.Load() {
+		t.Error("after Close: the watcher was not stopped")
 	}
 }
 
