@@ -47,6 +47,11 @@ type Source interface {
 // at once and must not use the ResponseWriter again; the request's context
 // stays alive until the stream ends, so the source may use it. Headers not
 // yet written are sent first, as if WriteHeader(200) had been called.
+//
+// The connection calls the Source's wake when the request's context ends
+// while the stream is open (the server shutting down), so a Source that
+// ends on its context checks it in Append and need not watch it: an idle
+// watch saves a registration on the context.
 type Detacher interface {
 	DetachBody(src Source)
 }

@@ -32,8 +32,6 @@ type watchSource[O resource.Object] struct {
 	enc     eventEncoder[O]
 
 	wake func()
-	// stopCtxWake stops the call of wake when ctx ends.
-	stopCtxWake func() bool
 	// timer sets timedOut and wakes the stream once the timeout passes: a
 	// timer of its own rather than a context with a deadline, which would
 	// cost an idle watch a context, a channel and a map besides the timer.
@@ -63,15 +61,15 @@ func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, tim
 	return &watchSource[O]{path: r.URL.Path, ctx: ctx, timeout: timeout, watcher: watcher, enc: enc}
 }
 
-// Start implements detach.Source. The timeout, or the end of ctx (the
-// request ending), wakes the stream, which then ends.
+// Start implements detach.Source. The timeout wakes the stream, which
+// then ends; so does the end of ctx, which the connection wakes the stream
+// for (detach.Detacher).
 func (s *watchSource[O]) Start(wake func()) {
 	s.wake = wake
 	s.timer = time.AfterFunc(s.timeout, func() {
 		s.timedOut.Store(true)
 		wake()
 	})
-	s.stopCtxWake = context.AfterFunc(s.ctx, wake)
 }
 
 // Append implements detach.Source. It fills dst up to limit with frames,
@@ -135,9 +133,6 @@ func (s *watchSource[O]) poll() bool {
 func (s *watchSource[O]) Close() {
 	if s.timer != nil {
 		s.timer.Stop()
-	}
-	if s.stopCtxWake != nil {
-		s.stopCtxWake()
 	}
 	s.watcher.Stop()
 	clear(s.events)

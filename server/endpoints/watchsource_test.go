@@ -121,7 +121,27 @@ func (e *sourceEnv) detach(ctx context.Context, query string, headers ...string)
 		e.t.Fatalf("not detached: %d %v %q", w.code, w.header, w.body.String())
 	}
 	e.watches.waitStarted(e.t)
-	return w.src
+	return &connectionSource{Source: w.src, ctx: ctx}
+}
+
+// connectionSource does for a Source what the connection does besides
+// pulling it: wake it when the request's context ends (detach.Detacher).
+type connectionSource struct {
+	detach.Source
+	ctx  context.Context
+	stop func() bool
+}
+
+func (s *connectionSource) Start(wake func()) {
+	s.Source.Start(wake)
+	s.stop = context.AfterFunc(s.ctx, wake)
+}
+
+func (s *connectionSource) Close() {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.Source.Close()
 }
 
 // stream serves the watch as the handler streams it itself, on its own

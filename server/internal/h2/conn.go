@@ -160,6 +160,8 @@ func (c *conn) serve() {
 	if c.srv.IdleTimeout > 0 { // here, not in newConn: a connection refused at Shutdown never serves
 		c.idleTimer = time.AfterFunc(c.srv.IdleTimeout, c.goAway)
 	}
+	stopWaking := context.AfterFunc(c.ctx, c.wakeSources)
+	defer stopWaking()
 	go func() {
 		defer close(c.writerDone)
 		// A panic here (a bug, ours or a Source's) must not take the
@@ -448,6 +450,20 @@ func (c *conn) wake(st *stream) {
 	st.srcPending = true
 	c.readyLocked(st)
 	c.mu.Unlock()
+}
+
+// wakeSources wakes every detached Source once the connection's context
+// ends (the server is shutting down): every request's context has ended
+// with it, and a Source need not watch its own (detach.Detacher).
+func (c *conn) wakeSources() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.streams {
+		if st.src != nil && !st.closed {
+			st.srcPending = true
+			c.readyLocked(st)
+		}
+	}
 }
 
 // resetLocked ends stream id with RST_STREAM(code), if it is open, or just

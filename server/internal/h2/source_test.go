@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 
@@ -285,5 +288,72 @@ func TestNoBodyResponseClosesSource(t *testing.T) {
 			}
 			waitClosed(t, src.closed, "the unused Source to be closed")
 		})
+	}
+}
+
+// ctxSource ends once its request's context has, and watches nothing
+// itself: it relies on the connection to wake it (detach.Detacher).
+type ctxSource struct {
+	ctx    context.Context
+	closed chan struct{}
+}
+
+func (s *ctxSource) Start(func()) {}
+func (s *ctxSource) Append(dst []byte, _ int) ([]byte, bool) {
+	return dst, s.ctx.Err() != nil
+}
+func (s *ctxSource) Close() { close(s.closed) }
+
+// TestBaseContextEndWakesDetachedSources: when the connection's base
+// context ends (the server shutting down), the connection wakes every
+// detached Source, which sees its request's context ended and ends its
+// body, without having registered on the context.
+func TestBaseContextEndWakesDetachedSources(t *testing.T) {
+	base, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	sources := make(chan *ctxSource, 2)
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		src := &ctxSource{ctx: r.Context(), closed: make(chan struct{})}
+		w.(detach.Detacher).DetachBody(src)
+		sources <- src
+	}))
+	ts.Config.BaseContext = func(net.Listener) context.Context { return base }
+	h2.Configure(ts.Config, &h2.Server{})
+	ts.TLS = ts.Config.TLSConfig
+	ts.StartTLS()
+	defer ts.Close()
+	tr := &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: ts.Client().Transport.(*http.Transport).TLSClientConfig}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+
+	var bodies []io.ReadCloser
+	for range 2 {
+		resp, err := c.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("served over %s", resp.Proto)
+		}
+		bodies = append(bodies, resp.Body)
+	}
+	srcs := []*ctxSource{<-sources, <-sources}
+	endRequests()
+	for i, body := range bodies {
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.ReadAll(body)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("body %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("body %d did not end after the base context", i)
+		}
+		waitClosed(t, srcs[i].closed, "Close")
 	}
 }
