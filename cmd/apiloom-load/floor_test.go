@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -37,12 +38,28 @@ type putKV struct {
 
 var errPutFailed = errors.New("put failed")
 
-func (k *putKV) Put(_ context.Context, key, val string, _ ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+// errNotCanceled is what a put after the failing one returns if the
+// failure did not cancel it in time.
+var errNotCanceled = errors.New("put after the failure: not cancelled")
+
+func (k *putKV) Put(ctx context.Context, key, val string, _ ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.n++
-	if k.n == k.failAt {
+	if k.failAt > 0 && k.n == k.failAt {
 		return nil, errPutFailed
+	}
+	if k.failAt > 0 && k.n > k.failAt {
+		// In flight when the failure came: held until the failure cancels
+		// it, so that no put can succeed after the failing one.
+		k.mu.Unlock()
+		defer k.mu.Lock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, errNotCanceled
+		}
 	}
 	if k.keys == nil {
 		k.keys = map[string]string{}
@@ -80,8 +97,9 @@ func TestFloorPutAllStopsAtError(t *testing.T) {
 	if !errors.Is(err, errPutFailed) {
 		t.Fatalf("err = %v", err)
 	}
-	// Each worker has at most one put in flight when the failure cancels.
-	if len(lat) != len(kv.keys) || kv.n > 50+4 {
+	// Every put before the failing one succeeded and was timed; each other
+	// worker has at most one put in flight when the failure cancels them.
+	if len(lat) != 49 || len(kv.keys) != 49 || kv.n > 50+3 {
 		t.Fatalf("%d latencies for %d stored keys after %d puts", len(lat), len(kv.keys), kv.n)
 	}
 }
