@@ -48,10 +48,11 @@ type Source interface {
 // stays alive until the stream ends, so the source may use it. Headers not
 // yet written are sent first, as if WriteHeader(200) had been called.
 //
-// The connection calls the Source's wake when the request's context ends
-// while the stream is open (the server shutting down), so a Source that
-// ends on its context checks it in Append and need not watch it: an idle
-// watch saves a registration on the context.
+// The connection calls the Source's wake when the stream's context
+// (StreamContext) ends while the stream is open (the server shutting
+// down), so a Source that ends on that context checks it in Append and
+// need not watch it: an idle watch saves a registration on the context. A
+// Source that ends on a context middleware derived must watch that itself.
 type Detacher interface {
 	DetachBody(src Source)
 }
