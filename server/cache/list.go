@@ -20,16 +20,27 @@ import (
 // its value does not decode, and asked of the source otherwise, which tells
 // a missing key from an invalid one.
 func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions) (O, error) {
+	obj, _, err := c.GetEncoded(ctx, key, opts)
+	return obj, err
+}
+
+// GetEncoded implements storage.EncodedGetter: Get, with the item's JSON
+// when the cache answered.
+func (c *Cache[O]) GetEncoded(ctx context.Context, key string, opts storage.GetOptions) (O, []byte, error) {
 	var zero O
+	fromSource := func() (O, []byte, error) {
+		obj, err := c.src.Get(ctx, key, opts)
+		return obj, nil, err
+	}
 	if !c.Ready() || opts.ResourceVersion == "" {
-		return c.src.Get(ctx, key, opts)
+		return fromSource()
 	}
 	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	if err := c.reach(ctx, rv); err != nil {
-		return zero, c.waitError(err, rv)
+		return zero, nil, c.waitError(err, rv)
 	}
 	c.mu.RLock()
 	it, ok := c.tree.Get(&item[O]{key: key})
@@ -37,12 +48,12 @@ func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions)
 	c.mu.RUnlock()
 	switch {
 	case ok:
-		return it.obj, nil
+		return it.obj, it.raw, nil
 	case corrupt != nil:
 		err := *corrupt // the caller's to keep
-		return zero, &err
+		return zero, nil, &err
 	default:
-		return c.src.Get(ctx, key, opts)
+		return fromSource()
 	}
 }
 

@@ -14,9 +14,21 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if err != nil {
 		return err
 	}
-	obj, err := h.store.Get(r.Context(), h.key(rt), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	opts := storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")}
+	var obj O
+	var raw []byte
+	if eg, ok := h.store.(storage.EncodedGetter[O]); ok {
+		obj, raw, err = eg.GetEncoded(r.Context(), h.key(rt), opts)
+	} else {
+		obj, err = h.store.Get(r.Context(), h.key(rt), opts)
+	}
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
+	}
+	if raw != nil && out.target == asObject && (out.enc == encJSON || out.enc == encYAML) &&
+		obj.GetObjectKind().GroupVersionKind() == h.gvk {
+		// The store's JSON is what encodeObject would write.
+		return writeEncoded(w, out, http.StatusOK, raw, nil)
 	}
 	return h.writeObject(w, out, http.StatusOK, obj, nil)
 }

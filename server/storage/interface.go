@@ -107,6 +107,17 @@ type Interface[O resource.Object] interface {
 	DeleteCorrupt(ctx context.Context, key string, dryRun bool) error
 }
 
+// An EncodedGetter is a store that holds objects already encoded (the
+// watch cache): a handler writes the JSON it returns instead of encoding
+// the object again, which was 18% of the server's CPU for a GET answered
+// from memory, by profile.
+type EncodedGetter[O resource.Object] interface {
+	// GetEncoded is Get that also returns the object's JSON as the wire
+	// carries it (wire.EncodeObject with the object's kind), or nil when
+	// the store has none at hand and the caller must encode the object.
+	GetEncoded(ctx context.Context, key string, opts GetOptions) (O, []byte, error)
+}
+
 // GetOptions controls Get.
 type GetOptions struct {
 	ResourceVersion string
