@@ -24,20 +24,27 @@ func withRequestMetrics(reg prometheus.Registerer, next http.Handler) http.Handl
 	}, []string{"verb", "resource", "code"})
 	reg.MustRegister(latency)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		verb, resource := classify(r)
-		observe := func(code int) {
-			latency.WithLabelValues(verb, resource, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
-		}
-		// end keeps only the code, not the writers: for a detached body
-		// (an idle watch) it is held until the stream ends.
-		code := new(int)
-		*code = http.StatusOK
-		rec := &codeRecorder{ResponseWriter: w, code: code}
-		ow, done := detach.Observe(rec, func() { observe(*code) })
+		obs := &observation{latency: latency, start: time.Now(), code: http.StatusOK}
+		obs.verb, obs.resource = classify(r)
+		rec := &codeRecorder{ResponseWriter: w, code: &obs.code}
+		ow, done := detach.Observe(rec, obs.end)
 		next.ServeHTTP(ow, r)
 		done()
 	})
+}
+
+// observation is one request's latency sample. Its end keeps only this,
+// not the writers: for a detached body (an idle watch) it is held until
+// the stream ends.
+type observation struct {
+	latency        *prometheus.HistogramVec
+	verb, resource string
+	start          time.Time
+	code           int // set by the codeRecorder
+}
+
+func (o *observation) end() {
+	o.latency.WithLabelValues(o.verb, o.resource, strconv.Itoa(o.code)).Observe(time.Since(o.start).Seconds())
 }
 
 // classify names the Kubernetes verb and resource of a request from its
