@@ -3,9 +3,14 @@ package cache
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
 // TestFieldSetMatchesLikeTheMap checks that every selector matches an
@@ -41,4 +46,58 @@ func TestFieldSetMatchesLikeTheMap(t *testing.T) {
 	if !both.Matches(compactFields(fields.Set{"metadata.name": "a", "spec.region": "c"})) {
 		t.Fatal("a conjunction that holds did not match")
 	}
+}
+
+// TestItemObjectIsItsFramesBytes: the object an item keeps has its strings
+// inside the item's frame, not copies (the memory that saves is in
+// ingest.go's newItem), whether it came in by an event or by a relist; one
+// whose JSON has an escape keeps copies, with the same content.
+func TestItemObjectIsItsFramesBytes(t *testing.T) {
+	h := newHarness(t)
+	h.create("ns", "plain", "app", "web")
+	escaped := h.create("ns", "escaped", "app", "a<b")
+	rev, err := strconv.ParseInt(escaped.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *Cache[*widget]
+	held := func(name string) *item[*widget] {
+		waitRevision(t, c, rev)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		it, ok := c.tree.Get(&item[*widget]{key: storage.Key("ns", name)})
+		if !ok {
+			t.Fatalf("%s is not in the cache", name)
+		}
+		return it
+	}
+	check := func(how string) {
+		it := held("plain")
+		for what, s := range map[string]string{"name": it.obj.Name, "namespace": it.obj.Namespace,
+			"label": it.obj.Labels["app"], "color": it.obj.Spec.Color} {
+			if !inside(s, it.frame) {
+				t.Errorf("%s: the object's %s %q is a copy, not its frame's bytes", how, what, s)
+			}
+		}
+		if it.labels["app"] != "web" || it.obj.Spec.Color != "red" {
+			t.Errorf("%s: wrong object %+v", how, it.obj)
+		}
+		it = held("escaped")
+		if inside(it.obj.Name, it.frame) || it.obj.Labels["app"] != "a<b" || it.labels["app"] != "a<b" {
+			t.Errorf("%s: the object with an escape: %+v", how, it.obj)
+		}
+	}
+	c = h.cache
+	check("after events")
+	c = newReadyCache(t, storagetest.Definition(), h.src) // which lists them
+	check("after a list")
+}
+
+// inside reports whether s's bytes lie within b.
+func inside(s string, b []byte) bool {
+	if s == "" || len(b) == 0 {
+		return false
+	}
+	p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= start && p+uintptr(len(s)) <= start+uintptr(len(b))
 }
