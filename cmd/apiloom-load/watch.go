@@ -16,23 +16,6 @@ import (
 
 var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// wireEvent is the part of a watch event the load generator reads; the
-// rest of the object (the payload) is skipped by the decoder.
-type wireEvent struct {
-	Type   string `json:"type"`
-	Object struct {
-		Metadata struct {
-			Name            string            `json:"name"`
-			ResourceVersion string            `json:"resourceVersion"`
-			Labels          map[string]string `json:"labels"`
-		} `json:"metadata"`
-		// Set on an ERROR event, whose object is a Status.
-		Code    int    `json:"code"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	} `json:"object"`
-}
-
 // watchEvent is what a watch stream hands its consumer.
 type watchEvent struct {
 	name   string
@@ -105,19 +88,4 @@ func readEvents(body io.Reader, handle func(*watchEvent)) error {
 		}
 		handle(&ev)
 	}
-}
-
-// errRecorder remembers the first error other than io.EOF its reader
-// returned.
-type errRecorder struct {
-	r   io.Reader
-	err error
-}
-
-func (e *errRecorder) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) && e.err == nil {
-		e.err = err
-	}
-	return n, err
 }
