@@ -101,7 +101,7 @@ func defaultConfig() config {
 		Timeout: 15 * time.Minute,
 		Group:   "example.apiloom.dev", Version: "v1", Resource: "databases", Kind: "Database", Namespace: "bench",
 		PayloadField: "metadata.annotations.load-payload", PayloadBytes: 900, BaseSpec: `{"engine":"postgres"}`,
-		StreamsPerConn: 900, OpenConcurrency: 100,
+		StreamsPerConn: 100, OpenConcurrency: 100,
 		FanoutWatchers: []int{1000}, FanoutTransports: []string{transportH2}, FanoutRate: 20, FanoutDuration: 20 * time.Second, FanoutObjects: 16, Drain: 30 * time.Second,
 		IdleWatchers: 10000, IdleHold: 10 * time.Second,
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true, GetRequests: 1000,

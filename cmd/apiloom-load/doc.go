@@ -66,7 +66,7 @@
 // Watches are raw HTTP/2 streams over client-go's transport (its TLS, auth
 // and HTTP/2 set-up), spread over ceil(N/streams-per-conn) connections
 // because servers cap concurrent streams per connection (apiloom and
-// kube-apiserver at 1000); the http1 fan-out rounds use the same
+// kube-apiserver at 100 by default); the http1 fan-out rounds use the same
 // transport with HTTP/2 off. Writes go through client-go's dynamic client.
 // Server CPU and memory come from /proc/PID for the --pid processes, and
 // for the --pid-tree ones with all their descendants (a database's

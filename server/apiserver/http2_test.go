@@ -104,10 +104,10 @@ func TestConfigureHTTP2(t *testing.T) {
 func TestGoHTTP2ServerWindows(t *testing.T) {
 	o := DefaultOptions()
 	s := goHTTP2Server(&o, 90*time.Second)
-	if s.MaxConcurrentStreams != 1000 || s.IdleTimeout != 90*time.Second || s.WriteByteTimeout != connWriteTimeout {
+	if s.MaxConcurrentStreams != 100 || s.IdleTimeout != 90*time.Second || s.WriteByteTimeout != connWriteTimeout {
 		t.Fatalf("limits: %+v", s)
 	}
-	if s.MaxReadFrameSize != 256<<10 || s.MaxUploadBufferPerStream != 256<<10 || s.MaxUploadBufferPerConnection != 1000*256<<10 {
+	if s.MaxReadFrameSize != 256<<10 || s.MaxUploadBufferPerStream != 256<<10 || s.MaxUploadBufferPerConnection != 100*256<<10 {
 		t.Fatalf("windows: frame %d, stream %d, connection %d", s.MaxReadFrameSize, s.MaxUploadBufferPerStream, s.MaxUploadBufferPerConnection)
 	}
 	o.HTTP2MaxStreamsPerConnection = 1 << 20 // the flag's largest

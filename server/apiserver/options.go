@@ -191,7 +191,7 @@ func DefaultOptions() Options {
 		EtcdMinFreeDiskBytes:         DefaultEtcdMinFreeDiskBytes,
 		BindAddress:                  "127.0.0.1",
 		SecurePort:                   6443,
-		HTTP2MaxStreamsPerConnection: 1000,
+		HTTP2MaxStreamsPerConnection: 100, // kube-apiserver's (its flag's 0)
 		HTTP2Server:                  HTTP2ServerApiloom,
 		HTTP2OverheadBudget:          10000,
 		WatchCache:                   true,

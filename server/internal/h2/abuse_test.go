@@ -371,7 +371,7 @@ func TestBudgetDrainsWithTime(t *testing.T) {
 func TestWindowChangesAreChargedPerStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const budget, streams = 1000, 640
-		rc := newRawClient(t, &h2.Server{OverheadBudget: budget}, budgetHandler)
+		rc := newRawClient(t, &h2.Server{OverheadBudget: budget, MaxConcurrentStreams: streams}, budgetHandler)
 		for i := range streams {
 			rc.get(uint32(2*i+1), "/wait")
 		}

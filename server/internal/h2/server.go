@@ -16,7 +16,7 @@ import (
 type Server struct {
 	// MaxConcurrentStreams is how many streams one client connection may
 	// have open; more are refused, so a client opens another connection.
-	// Zero means 1000.
+	// Zero means 100, kube-apiserver's default.
 	MaxConcurrentStreams uint32
 	// MaxHeaderListSize bounds a request's decoded headers; zero means
 	// 1 MiB. Larger requests get 431.
@@ -152,7 +152,7 @@ func (s *Server) track(c *conn, add bool) bool {
 
 func (s *Server) maxStreams() uint32 {
 	if s.MaxConcurrentStreams == 0 {
-		return 1000
+		return 100
 	}
 	return s.MaxConcurrentStreams
 }
