@@ -2,16 +2,12 @@ package formats
 
 import (
 	"bytes"
-	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
 
 	jsoniter "github.com/json-iterator/go"
-	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned/scheme"
 	"github.com/apiloom/apiloom/server/wire"
@@ -24,10 +20,7 @@ import (
 // need no escape, which the cache decodes that way; the others mostly have
 // escapes, which DecodeAliasing must refuse and nothing else.
 func TestCacheDecodingMatchesTheStore(t *testing.T) {
-	codecs := serializer.NewCodecFactory(scheme.Scheme)
-	seed := rand.Int63()
-	t.Logf("seed %d", seed)
-	f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), codecs)
+	f := seededFiller(t)
 	kinds, _ := served(t)
 	for _, gvk := range kinds {
 		t.Run(gvk.String(), func(t *testing.T) {

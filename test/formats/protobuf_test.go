@@ -3,17 +3,13 @@ package formats
 import (
 	"bytes"
 	"encoding/json"
-	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned/scheme"
@@ -37,10 +33,7 @@ const apisPrefix = "github.com/apiloom/apiloom/apis/"
 // application/vnd.kubernetes.protobuf bodies are) and back to the object a
 // JSON round trip gives.
 func TestProtobufRoundTrip(t *testing.T) {
-	codecs := serializer.NewCodecFactory(scheme.Scheme)
-	seed := rand.Int63()
-	t.Logf("seed %d", seed)
-	f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), codecs)
+	f := seededFiller(t)
 	pb := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
 	kinds, _ := served(t)
 	tested := 0

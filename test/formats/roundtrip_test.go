@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/randfill"
 
 	"github.com/apiloom/apiloom/generated/clientset/versioned/scheme"
 	"github.com/apiloom/apiloom/server/wire"
@@ -89,10 +90,7 @@ func holdsRawExtension(typ reflect.Type, seen map[reflect.Type]bool) bool {
 // a CBOR body, which the server reads by converting it to JSON, decodes to
 // the object the client's JSON would have.
 func TestServedCBORRoundTrip(t *testing.T) {
-	codecs := serializer.NewCodecFactory(scheme.Scheme)
-	seed := rand.Int63()
-	t.Logf("seed %d", seed)
-	f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), codecs)
+	f := seededFiller(t)
 	kinds, _ := served(t)
 	for _, gvk := range kinds {
 		t.Run(gvk.String(), func(t *testing.T) {
@@ -160,4 +158,12 @@ func decodeJSON(t *testing.T, gvk schema.GroupVersionKind, data []byte) runtime.
 		t.Fatalf("decode JSON: %v: %s", err, data)
 	}
 	return obj
+}
+
+// seededFiller fills objects at random as apimachinery's round-trip tests
+// do, from a seed the test logs.
+func seededFiller(t *testing.T) *randfill.Filler {
+	seed := rand.Int63()
+	t.Logf("seed %d", seed)
+	return fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), serializer.NewCodecFactory(scheme.Scheme))
 }
