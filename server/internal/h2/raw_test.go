@@ -104,6 +104,22 @@ func TestStreamsBeyondTheLimitAreRefused(t *testing.T) {
 	}
 }
 
+// TestStreamAfterTheLastEndedIsNotRefused: a client at the stream limit
+// opens its next stream as soon as it sees the last one end, as h2load -m
+// does; the handler that answered it has returned, and must no longer
+// count against the limit.
+func TestStreamAfterTheLastEndedIsNotRefused(t *testing.T) {
+	rc := newRawClient(t, &h2.Server{MaxConcurrentStreams: 1}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	for id := uint32(1); id < 4000; id += 2 {
+		rc.get(id, "/")
+		if f := rc.next(func(f http2.Frame) bool { return isRST(id)(f) || isEndOf(id)(f) }); isRST(id)(f) {
+			t.Fatalf("stream %d reset with %v", id, f.(*http2.RSTStreamFrame).ErrCode)
+		}
+	}
+}
+
 func TestPingIsAnswered(t *testing.T) {
 	rc := newRawClient(t, &h2.Server{}, http.NotFoundHandler())
 	data := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}

@@ -252,10 +252,17 @@ func (c *conn) newRequest(f *http2.MetaHeadersFrame) (*http.Request, error) {
 // response or hands it to its Source. A panic resets the stream.
 func (c *conn) runHandler(h http.Handler, rw *responseWriter, req *http.Request) {
 	defer c.handlers.Done()
-	defer func() {
+	counted := true
+	stopCounting := func() {
 		c.mu.Lock()
 		c.running--
 		c.mu.Unlock()
+		counted = false
+	}
+	defer func() {
+		if counted {
+			stopCounting()
+		}
 	}()
 	defer func() {
 		if p := recover(); p != nil {
@@ -273,5 +280,10 @@ func (c *conn) runHandler(h http.Handler, rw *responseWriter, req *http.Request)
 		}
 	}()
 	h.ServeHTTP(rw, req)
+	// The handler has returned: it stops counting against the stream limit
+	// before its response ends, or a client that opens a stream as soon as
+	// it sees the last one end (h2load -m, at the limit) could find it still
+	// counted and be refused.
+	stopCounting()
 	rw.finish()
 }
