@@ -71,21 +71,34 @@ func openRawWatches(t *testing.T, ts *testserver.TestServer, n int) {
 	}
 	var hbuf bytes.Buffer
 	enc := hpack.NewEncoder(&hbuf)
+	began := make(map[uint32]bool, n)
 	for i := range n {
 		hbuf.Reset()
 		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "x"},
 			{":path", watchPath}, {"authorization", "Bearer " + ts.Config.BearerToken}} {
 			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 		}
-		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		id := uint32(2*i + 1)
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hbuf.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
 			t.Fatal(err)
 		}
+		// One watch at a time: the server's handler goroutines serve one
+		// request after another and linger a few seconds when idle, so
+		// watches opened all at once would leave as many idle handler
+		// goroutines as had run at once, which say nothing of what a
+		// watch costs once open.
+		readUntilBegan(t, fr, began, id)
 	}
-	began := make(map[uint32]bool, n)
-	for len(began) < n {
+}
+
+// readUntilBegan reads frames until stream id has sent its first event,
+// noting in began every stream that has.
+func readUntilBegan(t *testing.T, fr *http2.Framer, began map[uint32]bool, id uint32) {
+	t.Helper()
+	for !began[id] {
 		f, err := fr.ReadFrame()
 		if err != nil {
-			t.Fatalf("read frame (%d of %d watches began): %v", len(began), n, err)
+			t.Fatalf("read frame (%d watches began): %v", len(began), err)
 		}
 		switch f := f.(type) {
 		case *http2.SettingsFrame:

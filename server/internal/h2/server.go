@@ -64,6 +64,9 @@ type Server struct {
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	shutdown bool
+
+	workersOnce    sync.Once
+	handlerWorkers *workers
 }
 
 // Configure makes hs serve HTTP/2 over TLS with s: it offers "h2" by ALPN
@@ -130,6 +133,13 @@ func (s *Server) Shutdown() {
 	for _, c := range conns {
 		c.goAway()
 	}
+	s.workers().stop()
+}
+
+// workers is the Server's handler goroutines, shared by its connections.
+func (s *Server) workers() *workers {
+	s.workersOnce.Do(func() { s.handlerWorkers = newWorkers(workerIdle) })
+	return s.handlerWorkers
 }
 
 // track adds or removes c; adding fails once Shutdown has begun.
