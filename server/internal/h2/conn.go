@@ -70,9 +70,11 @@ type conn struct {
 	guard *frameGuard
 	fr    *http2.Framer // read side only
 
-	// handlers counts the running handler goroutines: the reader adds,
-	// each handler is done, teardown (the reader) waits.
+	// handlers counts the running handlers: the reader adds, each
+	// handler is done, teardown (the reader) waits.
 	handlers sync.WaitGroup
+	// workers runs the handlers; teardown stops them after the last.
+	workers *workers
 
 	// mu guards every field below it, and every stream's fields but its
 	// immutable ones (see stream). Lock order: mu before a requestBody's
@@ -129,6 +131,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, h http.Handler) *conn 
 		ctx:        ctx,
 		log:        s.log().With("remote", nc.RemoteAddr().String()),
 		writerDone: make(chan struct{}),
+		workers:    newWorkers(workerIdle),
 		streams:    make(map[uint32]*stream),
 		sendWindow: defaultWindow,
 		peerWindow: defaultWindow,
@@ -324,7 +327,7 @@ func (c *conn) closeIfIdleLocked() {
 }
 
 // teardown ends every stream, lets the writer drain briefly, closes the
-// connection and waits for the writer and the handlers.
+// connection and waits for the writer, the handlers and their goroutines.
 func (c *conn) teardown() {
 	c.mu.Lock()
 	c.closing = true
@@ -365,6 +368,8 @@ func (c *conn) teardown() {
 		src.Close()
 	}
 	c.handlers.Wait()
+	c.workers.stop()
+	c.workers.wait()
 }
 
 // readyLocked queues st for the writer, once.

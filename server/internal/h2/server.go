@@ -133,13 +133,6 @@ func (s *Server) Shutdown() {
 	for _, c := range conns {
 		c.goAway()
 	}
-	s.workers().stop()
-}
-
-// workers is the Server's handler goroutines, shared by its connections.
-func (s *Server) workers() *workers {
-	s.workersOnce.Do(func() { s.handlerWorkers = newWorkers(workerIdle) })
-	return s.handlerWorkers
 }
 
 // track adds or removes c; adding fails once Shutdown has begun.

@@ -173,7 +173,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 	rw := &responseWriter{c: c, st: st, header: make(http.Header), head: req.Method == http.MethodHead}
 	c.handlers.Add(1)
 	c.running++
-	c.srv.workers().run(func() { c.runHandler(handler, rw, req) })
+	c.workers.run(func() { c.runHandler(handler, rw, req) })
 	return nil
 }
 

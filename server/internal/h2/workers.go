@@ -20,7 +20,8 @@ const workerIdle = 5 * time.Second
 //
 // No request waits for a worker: one that finds none idle gets a new
 // goroutine, which becomes a worker when its request is done. Workers
-// exit after workerIdle without a request, or when stopped.
+// exit after workerIdle without a request, or when stopped: each
+// connection has its own, and stops them once its last handler returned.
 type workers struct {
 	tasks chan func() // unbuffered: a send succeeds only into an idle worker
 	idle  time.Duration
@@ -28,7 +29,8 @@ type workers struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 
-	live atomic.Int64 // goroutines started and not yet exited, for tests
+	running sync.WaitGroup
+	live    atomic.Int64 // goroutines started and not yet exited, for tests
 }
 
 func newWorkers(idle time.Duration) *workers {
@@ -43,10 +45,12 @@ func (w *workers) run(f func()) {
 	default:
 	}
 	w.live.Add(1)
+	w.running.Add(1)
 	go w.work(f)
 }
 
 func (w *workers) work(f func()) {
+	defer w.running.Done()
 	defer w.live.Add(-1)
 	timer := time.NewTimer(w.idle)
 	defer timer.Stop()
@@ -74,3 +78,6 @@ func (w *workers) work(f func()) {
 func (w *workers) stop() {
 	w.stopOnce.Do(func() { close(w.stopped) })
 }
+
+// wait returns once every goroutine started has exited.
+func (w *workers) wait() { w.running.Wait() }

@@ -61,7 +61,7 @@ func TestWorkersExitWhenIdleOrStopped(t *testing.T) {
 		}
 		w.stop()
 		close(block)
-		synctest.Wait()
+		w.wait()
 		if n := w.live.Load(); n != 0 {
 			t.Fatalf("after stop: %d goroutines", n)
 		}
