@@ -14,8 +14,8 @@ const workerIdle = 5 * time.Second
 // another, as gRPC's stream workers do. A request's goroutine grows its
 // stack to what the handler chain needs (filters, admission, the field
 // manager's reflection: tens of KiB); a new goroutine for every request
-// grew its stack and copied it each time, 6% of the server's CPU on
-// creates by profile. A worker keeps its grown stack for the next
+// grew its stack and copied it each time, about 6% of the server's CPU
+// on creates by profile. A worker keeps its grown stack for the next
 // request (the runtime halves an idle stack at most once a GC).
 //
 // No request waits for a worker: one that finds none idle gets a new
