@@ -224,10 +224,10 @@ func (s *Server) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		TLSConfig:         servingTLSConfig(cert.cert, authSetup.clientCAs),
 	}
-	// A client connection carries many concurrent watches, so the stream
-	// limit is raised (generic apiservers use 1000), and HTTP/2 is served
-	// by our own connection, which carries a watch without a goroutine or
-	// buffer of its own (server/internal/h2), unless --http2-server=go.
+	// HTTP/2 is served by our own connection, which carries a watch
+	// without a goroutine or buffer of its own (server/internal/h2), unless
+	// --http2-server=go; either allows --http2-max-streams-per-connection
+	// streams a connection (100, kube-apiserver's default).
 	if err := configureHTTP2(srv, &s.opts, s.log); err != nil {
 		_ = ln.Close()
 		return err
