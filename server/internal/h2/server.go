@@ -64,9 +64,6 @@ type Server struct {
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	shutdown bool
-
-	workersOnce    sync.Once
-	handlerWorkers *workers
 }
 
 // Configure makes hs serve HTTP/2 over TLS with s: it offers "h2" by ALPN
