@@ -70,10 +70,8 @@ type conn struct {
 	guard *frameGuard
 	fr    *http2.Framer // read side only
 
-	// handlers counts the running handlers: the reader adds, each
-	// handler is done, teardown (the reader) waits.
-	handlers sync.WaitGroup
-	// workers runs the handlers; teardown stops them after the last.
+	// workers runs the handlers; teardown stops them and waits for the
+	// last handler to return.
 	workers *workers
 
 	// mu guards every field below it, and every stream's fields but its
@@ -367,7 +365,6 @@ func (c *conn) teardown() {
 	for _, src := range sources {
 		src.Close()
 	}
-	c.handlers.Wait()
 	c.workers.stop()
 	c.workers.wait()
 }

@@ -171,7 +171,6 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 	}
 
 	rw := &responseWriter{c: c, st: st, header: make(http.Header), head: req.Method == http.MethodHead}
-	c.handlers.Add(1)
 	c.running++
 	c.workers.run(func() { c.runHandler(handler, rw, req) })
 	return nil
@@ -251,7 +250,6 @@ func (c *conn) newRequest(f *http2.MetaHeadersFrame) (*http.Request, error) {
 // runHandler serves one request on its own goroutine, then finishes the
 // response or hands it to its Source. A panic resets the stream.
 func (c *conn) runHandler(h http.Handler, rw *responseWriter, req *http.Request) {
-	defer c.handlers.Done()
 	counted := true
 	stopCounting := func() {
 		c.mu.Lock()
