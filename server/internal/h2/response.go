@@ -8,14 +8,13 @@ import (
 	"github.com/apiloom/apiloom/server/detach"
 )
 
-const (
-	// handOverSize is how much body a handler buffers before handing it to
-	// the connection.
-	handOverSize = 16 << 10
-	// maxHandedOver is how much handed-over body may wait for the writer
-	// before the handler blocks: the stream's share of the buffering.
-	maxHandedOver = 64 << 10
-)
+// handOverSize is how much body a handler buffers before handing it to the
+// connection. A stream's body waits in at most two such buffers: the one
+// its handler fills and the one the writer is sending from. They swap
+// instead of being copied: a LIST written item by item allocated and
+// copied each 16 KiB again, and the garbage collector's share of the
+// server's CPU serving it was 23% (profile of a 10,000-object LIST).
+const handOverSize = 16 << 10
 
 // responseWriter is the http.ResponseWriter of one stream. It is used by
 // the stream's handler goroutine only; what it hands to the connection
@@ -29,7 +28,8 @@ type responseWriter struct {
 	head        bool // a HEAD request: no body is sent
 	sentHeader  bool // the header went to the connection
 	handedOver  bool // some body went to the connection
-	buf         []byte
+	buf         []byte        // body not yet handed over
+	spare       []byte        // the buffer handed over last; the handler's again once st.data is empty
 	src         detach.Source // set by DetachBody
 	attached    bool          // src went to the connection
 	contentSize int64         // bytes written through Write
@@ -67,12 +67,17 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.head {
 		return len(p), nil
 	}
-	if len(w.buf)+len(p) < handOverSize {
-		w.buf = append(w.buf, p...)
+	if len(p) >= handOverSize {
+		if err := w.lend(p); err != nil {
+			return 0, err
+		}
 		return len(p), nil
 	}
-	if err := w.lend(p); err != nil {
-		return 0, err
+	w.buf = append(w.buf, p...)
+	if len(w.buf) >= handOverSize {
+		if err := w.handOver(false); err != nil {
+			return 0, err
+		}
 	}
 	return len(p), nil
 }
@@ -156,12 +161,16 @@ func (w *responseWriter) finish() {
 }
 
 // handOver gives the header (first time) and the buffered body to the
-// connection, ending the stream if end, and waits while too much of the
-// stream's body is still unwritten.
+// connection, ending the stream if end. The body waits first for the
+// writer to have taken what was handed over before, whose buffer then
+// becomes the handler's next one.
 func (w *responseWriter) handOver(end bool) error {
 	c, st := w.c, w.st
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for len(w.buf) > 0 && len(st.data) > 0 && !st.closed {
+		st.drained.Wait()
+	}
 	if st.closed {
 		w.buf = w.buf[:0]
 		return st.writeErrLocked()
@@ -172,19 +181,14 @@ func (w *responseWriter) handOver(end bool) error {
 	}
 	if len(w.buf) > 0 {
 		w.handedOver = true
-		st.data = append(st.data, w.buf...)
-		w.buf = w.buf[:0]
+		// The writer copied st.data out under mu, so the buffer it came
+		// from is free: the two swap.
+		st.data, w.buf, w.spare = w.buf, w.spare[:0], w.buf
 	}
 	if end && !st.header.endStreamPending() {
 		st.endAfterData = true
 	}
 	c.readyLocked(st)
-	for len(st.data) > maxHandedOver && !st.closed {
-		st.drained.Wait()
-	}
-	if st.closed {
-		return st.writeErrLocked()
-	}
 	return nil
 }
 
