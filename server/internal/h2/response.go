@@ -24,10 +24,10 @@ type responseWriter struct {
 	st *stream
 
 	header      http.Header
-	status      int  // once WriteHeader was called
-	head        bool // a HEAD request: no body is sent
-	sentHeader  bool // the header went to the connection
-	handedOver  bool // some body went to the connection
+	status      int           // once WriteHeader was called
+	head        bool          // a HEAD request: no body is sent
+	sentHeader  bool          // the header went to the connection
+	handedOver  bool          // some body went to the connection
 	buf         []byte        // body not yet handed over
 	spare       []byte        // the buffer handed over last; the handler's again once st.data is empty
 	src         detach.Source // set by DetachBody
