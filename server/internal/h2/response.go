@@ -9,11 +9,12 @@ import (
 )
 
 // handOverSize is how much body a handler buffers before handing it to the
-// connection. A stream's body waits in at most two such buffers: the one
-// its handler fills and the one the writer is sending from. They swap
-// instead of being copied: a LIST written item by item allocated and
-// copied each 16 KiB again, and the garbage collector's share of the
-// server's CPU serving it was 23% (profile of a 10,000-object LIST).
+// connection. A stream's body waits in at most two such buffers (each
+// under twice this): the one its handler fills and the one the writer is
+// sending from. They swap instead of being copied: a LIST written item by
+// item allocated and copied each 16 KiB again, and the garbage collector's
+// share of the server's CPU serving it was 23% (profile of a
+// 10,000-object LIST).
 const handOverSize = 16 << 10
 
 // responseWriter is the http.ResponseWriter of one stream. It is used by
