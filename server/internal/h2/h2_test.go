@@ -53,6 +53,24 @@ func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 	return resp, body
 }
 
+// readBody returns a function that reads a response's whole body, for a
+// goroutine that may not call t.Fatal: failures are t.Error and false.
+func readBody(t *testing.T) func(*http.Response, error) ([]byte, bool) {
+	return func(resp *http.Response, err error) ([]byte, bool) {
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		return b, true
+	}
+}
+
 func TestGetSetsContentLengthAndHeaders(t *testing.T) {
 	ts, c, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := w.(detach.Detacher); !ok || r.ProtoMajor != 2 {
@@ -116,15 +134,8 @@ func TestLargeBodiesBothWays(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			resp, err := c.Post(ts.URL, "application/octet-stream", bytes.NewReader(payload))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer resp.Body.Close()
-			got, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Error(err)
+			got, ok := readBody(t)(c.Post(ts.URL, "application/octet-stream", bytes.NewReader(payload)))
+			if !ok {
 				return
 			}
 			if !bytes.Equal(got, append(payload[:len(payload):len(payload)], payload...)) {
@@ -359,15 +370,8 @@ func TestSmallWritesArriveWholeAndInOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			resp, err := c.Get(ts.URL)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer resp.Body.Close()
-			got, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Error(err)
+			got, ok := readBody(t)(c.Get(ts.URL))
+			if !ok {
 				return
 			}
 			if !bytes.Equal(got, body) {
