@@ -83,7 +83,7 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 			f = nil // the hooks' object is validated, not the request's
 		}
 	}
-	u, err := h.formContent(obj, f)
+	u, err := h.formContent(obj, f, true)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 			return err
 		}
 		if f != nil {
-			if u, err = h.formContent(obj, f); err != nil {
+			if u, err = h.formContent(obj, f, false); err != nil {
 				return err
 			}
 			if h.def.HasStatus {
