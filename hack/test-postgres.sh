@@ -82,7 +82,7 @@ export APILOOM_PG_LIB=$PWD/hack/lib/postgres.sh
 # Without the race detector: kine v0.17.5's watch loop (pkg/server/watch.go)
 # appends the events that queue up while the database is away to a batch it
 # shares with every other watch, a race inside kine itself, in this test's
-# process, that failed about one run in four. Every other suite here and in
+# process, that failed one of four CI runs on 2026-11-25. Every other suite here and in
 # make test runs apiloom's code with -race.
 echo "== PostgreSQL stopped and started under load (TestDatabaseRestart)"
 (cd test/kine && "$GO" test -count=1 -timeout 10m -run '^TestDatabaseRestart$' -v ./...) |
