@@ -455,13 +455,18 @@ func (c *conn) wake(st *stream) {
 }
 
 // wakeSources wakes every detached Source once the connection's context
-// ends (the server is shutting down): every request's context has ended
-// with it, and a Source need not watch its own (detach.Detacher).
+// ends (the server is shutting down): every request's context ends with
+// it, and a Source need not watch its own (detach.Detacher). The stream's
+// context is ended here first: context.AfterFunc starts this while the
+// connection's context is still ending its children, so a stream's may
+// not have ended yet, and a Source polled then would find it alive and
+// never be woken again.
 func (c *conn) wakeSources() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.streams {
 		if st.src != nil && !st.closed {
+			st.cancel()
 			st.srcPending = true
 			c.readyLocked(st)
 		}

@@ -213,6 +213,11 @@ func (w *responseWriter) attach() {
 	st.data = append(st.data, w.buf...)
 	w.buf = nil
 	st.src = w.src
+	if c.ctx.Err() != nil {
+		// wakeSources has run, or runs once mu is free, but the stream's
+		// context may still be ending with the connection's (see there).
+		st.cancel()
+	}
 	st.srcPending = true // not asked yet: it may have bytes (a watch's initial events)
 	c.readyLocked(st)
 	c.mu.Unlock()
