@@ -36,7 +36,8 @@ func benchSchema(rules int) string {
 // converting the typed object to unstructured content (convert), then a
 // create's and an update's way from the request body to the object to
 // store (decoding, defaults, metadata rules, validation) with no schema,
-// the markers only, one CEL rule and ten.
+// the markers only, one CEL rule and ten; and a create as the server
+// makes it, its managed fields tracked before validation.
 func BenchmarkValidation(b *testing.B) {
 	obj := benchWidgets(1)[0]
 	obj.Spec.Size = 3
@@ -71,6 +72,24 @@ func BenchmarkValidation(b *testing.B) {
 		h := NewResource(def, nil).(*handler[*widget])
 		benchWrites(b, h, bc.name, createBody, updateBody, obj)
 	}
+	b.Run("create/markers+managedfields", func(b *testing.B) {
+		def := storagetest.Definition()
+		def.Schema = benchSchema(0)
+		h := NewResource(def, nil, WithTypeConverter(testTypeConverter(b))).(*handler[*widget])
+		r := httptest.NewRequest("POST", "/", nil)
+		r.Header.Set("Content-Type", mediaJSON)
+		now := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			in, err := h.decodeObject(r, createBody, writeOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.prepareCreate(b.Context(), h.trackCreate(in.obj, "creator"), in.form, "bench", now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // benchWrites measures what h does with a create of createBody and with an
