@@ -64,6 +64,11 @@ func (w *watcher[O]) Poll(ctx context.Context, buf []storage.Event[O]) ([]storag
 	if p.finalFired.Swap(false) {
 		w.finalDue = true
 	}
+	// Whether the cache has closed is read before looking too: ingest has
+	// stopped by the time done closes, so a look after it sees every event
+	// the cache will ever have. Read after the look, a close could hide an
+	// event that came in between, and the watch would end without it.
+	closed := isClosed(w.c.done)
 	var found bool
 	if buf, found = w.take(buf); found {
 		return buf, nil
@@ -71,11 +76,9 @@ func (w *watcher[O]) Poll(ctx context.Context, buf []storage.Event[O]) ([]storag
 	if w.err != nil {
 		return buf, w.err
 	}
-	select {
-	case <-w.c.done:
+	if closed {
 		w.end(io.EOF)
 		return buf, w.err
-	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return buf, err

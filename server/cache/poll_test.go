@@ -268,6 +268,30 @@ func TestPollCloseWakes(t *testing.T) {
 	}
 }
 
+// TestPollCloseSendsWhatCameBefore: a watch the cache's Close ends still
+// sends every event the cache took in before closing, then ends. Poll
+// reads whether the cache has closed before it looks for events, so an
+// event that comes in while it looks is never hidden by the close.
+func TestPollCloseSendsWhatCameBefore(t *testing.T) {
+	h := newHarness(t, withTicker(make(chan time.Time)))
+	from := storage.FormatResourceVersion(h.cache.Revision())
+	p := newPoller(t, h.polledWatch(storage.ListOptions{ResourceVersion: from}))
+	p.pollNothing(h.ctx)
+	a, b := h.create("ns", "a"), h.create("ns", "b")
+	waitRevision(t, h.cache, mustRV(t, b))
+	h.cache.Close()
+	p.waitWoken()
+	evs := p.pollEvents(h.ctx, 2)
+	for i, want := range []*widget{a, b} {
+		if got := evs[i].Object.GetResourceVersion(); evs[i].Type != watch.Added || got != want.ResourceVersion {
+			t.Errorf("event %d: %s at %s, want ADDED at %s", i, evs[i].Type, got, want.ResourceVersion)
+		}
+	}
+	if evs, err := p.w.Poll(h.ctx, nil); len(evs) != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("Poll after the last event: %d events, %v; want io.EOF", len(evs), err)
+	}
+}
+
 func TestPollStopLeavesNothingBehind(t *testing.T) {
 	h := newHarness(t, withTicker(make(chan time.Time)))
 	from := storage.FormatResourceVersion(h.cache.Revision())
