@@ -42,7 +42,11 @@
 # OUT (default: a new temporary directory, printed at the end), PNG charts of them
 # (apiloom-load charts) to OUT/charts.
 # The kube-apiserver peer is ../shared/peers/kube-apiserver.sh (PEER_SCRIPT);
-# its first build takes about 6 minutes.
+# its first build takes about 6 minutes. It serves the example kinds as the CRDs
+# controller-gen makes of them (hack/peer-crds, written by make generate), so both
+# servers store and send the same objects; PEER_KIND=widget loads the peer
+# script's own widgets CRD instead (a payload in spec, fewer fields: the objects
+# of the runs before 2026-11-28).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -53,7 +57,7 @@ root=$(pwd)
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}" "${GET_REQUESTS:=1000}"
 : "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
 : "${SCENARIOS:=baseline fanout idle list floor informer}"
-: "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}"
+: "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}" "${PEER_KIND:=example}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
 if [[ -z ${TARGETS:-} ]]; then
   TARGETS=apiloom
@@ -283,8 +287,18 @@ start_peer() {
   pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")") pid_names=kube-apiserver,etcd
   # Its etcd's client URL: the peer script puts etcd on port+10.
   etcd_endpoint=http://127.0.0.1:$((port + 10))
-  target_flags=(--group bench.example.com --version v1 --resource widgets --kind Widget
-    --payload-field spec.payload --spec '{}')
+  case $PEER_KIND in
+    example)
+      # The kinds apiloom serves, as CRDs: the load's flags are apiloom's.
+      kubectl --kubeconfig "$kubeconfig" apply -f hack/peer-crds >/dev/null || return 1
+      kubectl --kubeconfig "$kubeconfig" wait --for condition=Established --timeout 60s \
+        -f hack/peer-crds >/dev/null || return 1
+      target_flags=() ;;
+    widget)
+      target_flags=(--group bench.example.com --version v1 --resource widgets --kind Widget
+        --payload-field spec.payload --spec '{}') ;;
+    *) echo "unknown PEER_KIND $PEER_KIND (example or widget)"; return 1 ;;
+  esac
   [[ $PROFILE == 1 ]] && target_flags+=(--profile server --profile-out "$OUT/kube-apiserver.cpu.pprof")
   return 0
 }

@@ -17,3 +17,11 @@ go tool apiloom-gen "$@"
 crds=test/crdconf/testdata/crd
 rm -rf "$crds"
 go tool controller-gen crd paths=./apis/crdconf/... output:crd:dir="$crds"
+
+# The example kinds as CRDs, for the load suite's kube-apiserver peer
+# (hack/load.sh): it serves the same kinds, schemas, defaults, CEL rules,
+# selectable fields and columns as apiloom, so both store and send the same
+# objects.
+crds=hack/peer-crds
+rm -rf "$crds"
+go tool controller-gen crd paths=./apis/example/... output:crd:dir="$crds"

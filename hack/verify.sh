@@ -24,11 +24,13 @@ git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$
 (cd "$scratch" && hack/update-codegen.sh >/dev/null)
 if ! diff -r -q --exclude=.git "$root/generated" "$scratch/generated" >/dev/null ||
    ! diff -r -q "$root/apis" "$scratch/apis" >/dev/null ||
-   ! diff -r -q "$root/test/crdconf/testdata/crd" "$scratch/test/crdconf/testdata/crd" >/dev/null; then
+   ! diff -r -q "$root/test/crdconf/testdata/crd" "$scratch/test/crdconf/testdata/crd" >/dev/null ||
+   ! diff -r -q "$root/hack/peer-crds" "$scratch/hack/peer-crds" >/dev/null; then
   echo "generated code is stale; run 'make generate' and commit:" >&2
   diff -r "$root/generated" "$scratch/generated" | head -50 >&2 || true
   diff -r "$root/apis" "$scratch/apis" | head -50 >&2 || true
   diff -r "$root/test/crdconf/testdata/crd" "$scratch/test/crdconf/testdata/crd" | head -50 >&2 || true
+  diff -r "$root/hack/peer-crds" "$scratch/hack/peer-crds" | head -50 >&2 || true
   exit 1
 fi
 echo "verify: ok"
