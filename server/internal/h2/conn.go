@@ -450,7 +450,13 @@ func (c *conn) popReadyLocked() *stream {
 func (c *conn) wake(st *stream) {
 	c.mu.Lock()
 	st.srcPending = true
-	c.readyLocked(st)
+	if st.flowBlocked {
+		// It has data now, and the client's grants take it again
+		// (refill.go); meanwhile the data waits for window.
+		c.stallLocked(st)
+	} else {
+		c.readyLocked(st)
+	}
 	c.mu.Unlock()
 }
 

@@ -154,8 +154,7 @@ func (c *conn) processWindowUpdate(f *http2.WindowUpdateFrame) error {
 		return http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}
 	}
 	if st.flowBlocked {
-		st.flowBlocked = false
-		c.readyLocked(st)
+		c.grantedLocked(st)
 	}
 	return nil
 }
