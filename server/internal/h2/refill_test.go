@@ -13,8 +13,9 @@ import (
 )
 
 // Tests of when a stream waiting for window is taken again (refill.go):
-// once the client has granted a frame's worth, or enough for the rest of
-// the response, and never later than that.
+// once the client has granted a write's worth (a quarter of its initial
+// window, for these clients' small windows), or enough for the rest of the
+// response, and not before.
 
 // defaultWindow is a client's initial stream window when its SETTINGS
 // leave it out, as the raw client's do.
