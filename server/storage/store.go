@@ -91,7 +91,8 @@ func (s *Store[O]) Get(ctx context.Context, key string, opts GetOptions) (O, err
 	if err != nil {
 		return zero, etcdError("get", key, err)
 	}
-	if failpoint.Enabled && opts.ResourceVersion == "" && len(resp.Kvs) > 0 && failpoint.Fire(failpoint.StaleConsistentRead) {
+	if failpoint.Enabled && opts.ResourceVersion == "" && len(resp.Kvs) > 0 && resp.Kvs[0].ModRevision < resp.Header.Revision &&
+		failpoint.Fire(failpoint.StaleConsistentRead) {
 		resp = s.staleRead(ctx, key, resp)
 	}
 	if minRev > resp.Header.Revision {

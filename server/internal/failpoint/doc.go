@@ -39,8 +39,12 @@ const (
 	// object and a plausible resourceVersion without being written to etcd.
 	AckWithoutCommit Name = "ackWithoutCommit"
 	// StaleConsistentRead: one consistent get (resourceVersion "", the Nth
-	// served by the store) is answered from the revision just before the
-	// object's last change: a state etcd had, but no longer the latest.
+	// served by the store of an object that later revisions left alone) is
+	// answered from the revision just before the object's last change: a
+	// state etcd had, but no longer the latest. A get of an object changed
+	// by the newest revision is passed over: its write may not have been
+	// acknowledged yet, and a read that overlaps the write may see either
+	// state, so no checker could tell the planted answer from a right one.
 	StaleConsistentRead Name = "staleConsistentRead"
 	// ListDropItem: one consistent list (resourceVersion "", the Nth the
 	// watch cache answers from memory) leaves out one of its items: a
