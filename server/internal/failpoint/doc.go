@@ -37,6 +37,8 @@ const (
 	WatchDropEvent Name = "watchDropEvent"
 	// AckWithoutCommit: one create or update (the Nth) is answered with the
 	// object and a plausible resourceVersion without being written to etcd.
+	// The revision is one etcd really assigned, to a put of a key apiloom
+	// never reads, so no real write can share it.
 	AckWithoutCommit Name = "ackWithoutCommit"
 	// StaleConsistentRead: one consistent get (resourceVersion "", the Nth
 	// served by the store of an object that later revisions left alone) is
