@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"sync"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -28,12 +29,66 @@ func slot(f wire.Format) (int, bool) {
 }
 
 // alternatives are an item's encodings in the formats besides JSON, each
-// made on the first request for it. They are allocated on the first
-// request for any, so that a cache whose clients all speak JSON pays one
-// pointer per item for them.
+// made on the first request for it.
 type alternatives [len(formats)]struct {
 	once sync.Once
 	enc  *encoding
+}
+
+// altEncodings holds an item's alternatives, made on the first request
+// for any format, so that a cache whose clients all speak JSON pays no
+// encoding for them.
+//
+// While the item is what an event in the history window carries, it
+// holds them: every watcher of the event gets the same bytes, made once.
+// Otherwise (a listed item, or one whose event has left the window) it
+// holds them weakly, as sharedFrame holds a frame: shared while someone
+// uses them, then left to the garbage collector. Held for the item's life,
+// they grew with the objects stored: one protobuf client's sync of
+// 100,000 objects kept its encodings in the cache for good, and the
+// server's peak RSS grew by 300–500 MiB over the JSON rounds (the protobuf
+// rounds of the 2026-11-28 side-by-side run). A list or a watch-list sync
+// of an item held weakly encodes it once per request, as kube-apiserver
+// does for every list; concurrent syncs still share.
+type altEncodings struct {
+	mu     sync.Mutex // guards the fields below
+	pinned bool       // the item is an event's in the window
+	held   *alternatives
+	weak   weak.Pointer[alternatives]
+}
+
+// get returns the alternatives, made if nobody holds them.
+func (a *altEncodings) get() *alternatives {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.held != nil {
+		return a.held
+	}
+	if p := a.weak.Value(); p != nil {
+		return p
+	}
+	p := new(alternatives)
+	if a.pinned {
+		a.held = p
+	} else {
+		a.weak = weak.Make(p)
+	}
+	return p
+}
+
+// pin makes the alternatives held from now on. It is called before the
+// item is shared, so it takes no lock.
+func (a *altEncodings) pin() { a.pinned = true }
+
+// unpin lets the alternatives go once nobody uses them: the item's event
+// has left the window.
+func (a *altEncodings) unpin() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.held != nil {
+		a.weak = weak.Make(a.held)
+	}
+	a.pinned, a.held = false, nil
 }
 
 // encoding is one item's encoding in one format: the object, the frame of
@@ -46,18 +101,14 @@ type encoding struct {
 	added sharedFrame
 }
 
-// encodingIn returns the item's encoding in f, made once.
+// encodingIn returns the item's encoding in f, made once while the
+// alternatives live.
 func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
 	i, ok := slot(f)
 	if !ok {
 		return nil, errUnknownFormat
 	}
-	alt := it.alt.Load()
-	if alt == nil {
-		it.alt.CompareAndSwap(nil, new(alternatives))
-		alt = it.alt.Load()
-	}
-	s := &alt[i]
+	s := &it.alt.get()[i]
 	s.once.Do(func() {
 		e := &encoding{}
 		obj, err := wire.EncodeObjectAs(f, it.obj, it.obj.GetObjectKind().GroupVersionKind())

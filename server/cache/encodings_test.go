@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -89,4 +90,67 @@ func TestCBOREncodedOnce(t *testing.T) {
 	if _, err := list.Encodings.At(0).Frame(wire.Format(99)); err == nil {
 		t.Fatal("an unknown format was encoded")
 	}
+}
+
+// TestEncodingsKeptOnlyInTheWindow: an item keeps its encodings besides
+// JSON while an event in the history window carries it, garbage
+// collections included, and only while someone uses them once its event
+// has left the window; made again, they are the same bytes.
+func TestEncodingsKeptOnlyInTheWindow(t *testing.T) {
+	h := newHarness(t, WithWindow(2))
+	h.create("ns", "a")
+	a := h.listedItem("a")
+	before, err := a.addedEncodings().Frame(wire.CBOR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if again, _ := a.addedEncodings().Frame(wire.CBOR); !sameBytes(before, again) {
+		t.Fatal("the encodings of an item whose event is in the window were made again")
+	}
+
+	// Two more events push a's out of the window.
+	h.create("ns", "b")
+	h.create("ns", "c")
+	if got := h.listedItem("a"); got != a {
+		t.Fatal("a's item changed")
+	}
+	runtime.GC()
+	a.alt.mu.Lock()
+	held, weakly := a.alt.held, a.alt.weak.Value()
+	a.alt.mu.Unlock()
+	if held != nil || weakly != nil {
+		t.Fatalf("a's encodings outlived its event's time in the window: held %p, weakly %p", held, weakly)
+	}
+	// A caller in the middle of encodingIn holds the alternatives; others
+	// share them meanwhile.
+	inUse := a.alt.get()
+	after, err := a.addedEncodings().Frame(wire.CBOR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) || sameBytes(before, after) {
+		t.Fatal("a's encoding, made again, is not a new copy of the same bytes")
+	}
+	if again, _ := a.addedEncodings().Frame(wire.CBOR); !sameBytes(after, again) {
+		t.Fatal("two requests while the encodings were in use each encoded the item")
+	}
+	runtime.KeepAlive(inUse)
+}
+
+// listedItem returns the cache's item for ns/name, read by a consistent
+// list (which waits for the cache to catch up with etcd).
+func (h *harness) listedItem(name string) *item[*widget] {
+	h.t.Helper()
+	list, err := h.cache.GetList(h.ctx, storage.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for i, obj := range list.Items {
+		if obj.Name == name {
+			return (*item[*widget])(list.Encodings.At(i).(*addedEncodings[*widget]))
+		}
+	}
+	h.t.Fatalf("%s is not in the list", name)
+	return nil
 }

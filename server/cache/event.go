@@ -32,6 +32,12 @@ type event[O resource.Object] struct {
 	leave     storage.Event[O] // see leaving
 }
 
+// leftWindow is called when the history drops the event: its item no
+// longer needs to keep its encodings besides JSON (altEncodings). The item
+// an event carries (src; cur is the same one or nil) is made for it, so no
+// other event still in the window carries it.
+func (e *event[O]) leftWindow() { e.src.alt.unpin() }
+
 // primary is the event as it happened.
 func (e *event[O]) primary() storage.Event[O] {
 	return storage.Event[O]{Type: e.typ, Object: e.src.obj, Frame: e.src.frame, Encodings: e.src.encodings(), Corrupt: e.corrupt}

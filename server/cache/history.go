@@ -37,6 +37,7 @@ func (h *history[O]) append(e *event[O]) (evicted bool) {
 	if h.next-h.first == n {
 		old := &h.ring[h.first%n]
 		h.start = (*old).rev
+		(*old).leftWindow()
 		*old = nil
 		h.first++
 		evicted = true
@@ -63,6 +64,9 @@ func (h *history[O]) seqAfter(rev int64) uint64 {
 // start are unknown, events after it will be appended. Sequence numbers go
 // on growing, so no old cursor points into the new window by accident.
 func (h *history[O]) reset(start int64) {
+	for seq := h.first; seq < h.next; seq++ {
+		h.at(seq).leftWindow()
+	}
 	clear(h.ring)
 	h.first = h.next
 	h.start = start

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// ev is a history event at rev for the tests of history and view.
-func ev(rev int64) *event[*widget] { return &event[*widget]{rev: rev} }
+// ev is a history event at rev for the tests of history and view. Like
+// every event, it carries an item.
+func ev(rev int64) *event[*widget] { return &event[*widget]{rev: rev, src: &item[*widget]{}} }
 
 func revsOf(h *history[*widget]) []int64 {
 	var out []int64

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"sync/atomic"
-
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
@@ -31,7 +29,7 @@ type item[O resource.Object] struct {
 
 	added sharedFrame // the ADDED frame when frameType is MODIFIED
 
-	alt atomic.Pointer[alternatives] // encodings besides JSON (encodings.go)
+	alt altEncodings // encodings besides JSON (encodings.go)
 }
 
 // addedFrame is the frame that announces this version as ADDED: the

@@ -86,21 +86,25 @@ func hasProtobuf(obj any) bool { return wire.HasProtobuf(obj) }
 // encodeProtobufList writes items as one protobuf document, item by item
 // as encodeList does for JSON: the bytes apimachinery's protobuf
 // serializer writes for the whole list. The envelope announces the list's
-// length, so each item's size is taken first: from enc when the producer
-// keeps the items encoded (the watch cache), else from Size.
+// length, so each item's size is taken first, by Size. The items are then
+// written from enc when the producer keeps them encoded (the watch cache),
+// else marshalled. Sizes come from Size even with enc: the cache keeps an
+// encoding besides JSON only while an event carries the item or a reader
+// uses it, so encoding every item to learn its size would make a second
+// encoding of most items, or hold them all until the write.
 func (h *handler[O]) encodeProtobufList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
 	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
 	partial := out.target == asPartialList
 	if partial {
 		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
 	}
-	// message returns item i's encoding, or only its size when size is set.
+	// message returns item i's encoding, or only its size when sizeOnly.
 	message := func(i int, sizeOnly bool) ([]byte, int, error) {
 		var m wire.ProtoMessage
 		switch {
 		case partial:
 			m = partialObject(items[i], out)
-		case enc != nil:
+		case enc != nil && !sizeOnly:
 			doc, err := enc.At(i).Object(wire.Protobuf)
 			if err != nil {
 				return nil, 0, err
