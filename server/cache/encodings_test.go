@@ -92,11 +92,15 @@ func TestCBOREncodedOnce(t *testing.T) {
 	}
 }
 
-// TestEncodingsKeptOnlyInTheWindow: an item keeps its encodings besides
-// JSON while an event in the history window carries it, garbage
-// collections included, and only while someone uses them once its event
-// has left the window; made again, they are the same bytes.
+// TestEncodingsKeptOnlyInTheWindow: an item keeps its encodings in a
+// format not kept for life while an event in the history window carries
+// it, garbage collections included, and only while someone uses them once
+// its event has left the window; made again, they are the same bytes. The
+// test widget has no protobuf methods, so CBOR stands for such a format.
 func TestEncodingsKeptOnlyInTheWindow(t *testing.T) {
+	cbor, _ := slot(wire.CBOR)
+	formats[cbor].forLife = false
+	t.Cleanup(func() { formats[cbor].forLife = true })
 	h := newHarness(t, WithWindow(2))
 	h.create("ns", "a")
 	a := h.listedItem("a")
@@ -109,33 +113,72 @@ func TestEncodingsKeptOnlyInTheWindow(t *testing.T) {
 		t.Fatal("the encodings of an item whose event is in the window were made again")
 	}
 
-	// Two more events push a's out of the window.
-	h.create("ns", "b")
-	h.create("ns", "c")
+	h.pushOutOfTheWindow()
 	if got := h.listedItem("a"); got != a {
 		t.Fatal("a's item changed")
 	}
 	runtime.GC()
-	a.alt.mu.Lock()
-	held, weakly := a.alt.held, a.alt.weak.Value()
-	a.alt.mu.Unlock()
-	if held != nil || weakly != nil {
-		t.Fatalf("a's encodings outlived its event's time in the window: held %p, weakly %p", held, weakly)
+	if held, weakly := a.heldIn(cbor); held != nil || weakly != nil {
+		t.Fatalf("a's encoding outlived its event's time in the window: held %p, weakly %p", held, weakly)
 	}
-	// A caller in the middle of encodingIn holds the alternatives; others
-	// share them meanwhile.
-	inUse := a.alt.get()
-	after, err := a.addedEncodings().Frame(wire.CBOR)
+	after, err := a.encodingIn(wire.CBOR)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before, after) || sameBytes(before, after) {
+	if !bytes.Equal(before, after.frame) || sameBytes(before, after.frame) {
 		t.Fatal("a's encoding, made again, is not a new copy of the same bytes")
 	}
-	if again, _ := a.addedEncodings().Frame(wire.CBOR); !sameBytes(after, again) {
-		t.Fatal("two requests while the encodings were in use each encoded the item")
+	// While a caller holds it, others share it.
+	if again, _ := a.addedEncodings().Frame(wire.CBOR); !sameBytes(after.frame, again) {
+		t.Fatal("two requests while the encoding was in use each encoded the item")
 	}
-	runtime.KeepAlive(inUse)
+	runtime.KeepAlive(after)
+}
+
+// TestCBORKeptForLife: CBOR, costly to make, stays with the item after its
+// event has left the window, and is kept when first made after it.
+func TestCBORKeptForLife(t *testing.T) {
+	h := newHarness(t, WithWindow(2))
+	h.create("ns", "a")
+	h.create("ns", "b")
+	a := h.listedItem("a")
+	before, err := a.addedEncodings().Frame(wire.CBOR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pushOutOfTheWindow()
+	b := h.listedItem("b")
+	bBefore, err := b.addedEncodings().Frame(wire.CBOR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if after, _ := a.addedEncodings().Frame(wire.CBOR); !sameBytes(before, after) {
+		t.Fatal("the CBOR encoding was made again after the item's event left the window")
+	}
+	if after, _ := b.addedEncodings().Frame(wire.CBOR); !sameBytes(bBefore, after) {
+		t.Fatal("the CBOR encoding first made outside the window was not kept")
+	}
+}
+
+// pushOutOfTheWindow writes two objects, whose events push the events
+// before them out of a window of two.
+func (h *harness) pushOutOfTheWindow() {
+	h.create("ns", "pushed-1")
+	h.create("ns", "pushed-2")
+	h.listedItem("pushed-2")
+}
+
+// heldIn returns what the item holds, strongly and weakly, of its
+// encoding in formats[i].
+func (it *item[O]) heldIn(i int) (held, weakly *encoding) {
+	a := it.alt.Load()
+	if a == nil {
+		return nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.slots[i].held, a.slots[i].weak.Value()
 }
 
 // listedItem returns the cache's item for ns/name, read by a consistent

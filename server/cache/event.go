@@ -36,7 +36,7 @@ type event[O resource.Object] struct {
 // longer needs to keep its encodings besides JSON (altEncodings). The item
 // an event carries (src; cur is the same one or nil) is made for it, so no
 // other event still in the window carries it.
-func (e *event[O]) leftWindow() { e.src.alt.unpin() }
+func (e *event[O]) leftWindow() { e.src.unpin() }
 
 // primary is the event as it happened.
 func (e *event[O]) primary() storage.Event[O] {

@@ -249,14 +249,14 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 		if err != nil {
 			return nil, err
 		}
-		cur.alt.pin()
+		cur.pinned.Store(true)
 		e.cur, e.src = cur, cur
 	case watch.Deleted:
 		del, err := c.newItem(se.Object, watch.Deleted)
 		if err != nil {
 			return nil, err
 		}
-		del.alt.pin()
+		del.pinned.Store(true)
 		e.src = del
 	default:
 		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"sync/atomic"
+
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
@@ -29,7 +31,10 @@ type item[O resource.Object] struct {
 
 	added sharedFrame // the ADDED frame when frameType is MODIFIED
 
-	alt altEncodings // encodings besides JSON (encodings.go)
+	alt atomic.Pointer[altEncodings] // encodings besides JSON (encodings.go)
+	// pinned: an event in the history window carries this item, which
+	// holds its encodings besides JSON meanwhile (altEncodings).
+	pinned atomic.Bool
 }
 
 // addedFrame is the frame that announces this version as ADDED: the
