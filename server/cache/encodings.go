@@ -52,10 +52,10 @@ func slot(f wire.Format) (int, bool) {
 // (item.pinned): every watcher of the event gets the same bytes, made
 // once. Outside the window (a listed item, or one whose event has left the
 // window) it is held weakly, as sharedFrame holds a frame: shared while
-// someone uses it, then left to the garbage collector, so that a list or
-// a watch-list sync encodes the items it sends, as kube-apiserver does for
-// every list, and the cache does not keep a copy of every object per
-// format a client ever asked for.
+// someone uses it, then left to the garbage collector: a list or a
+// watch-list sync in that format encodes the items it sends, as
+// kube-apiserver does for every list, and the cache does not keep a copy
+// of every object in it once one client has asked for the format.
 type altEncodings struct {
 	mu    sync.Mutex // guards slots, and serializes the encoding of a slot
 	slots [len(formats)]struct {
