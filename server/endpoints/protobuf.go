@@ -89,9 +89,9 @@ func hasProtobuf(obj any) bool { return wire.HasProtobuf(obj) }
 // length, so each item's size is taken first, by Size. The items are then
 // written from enc when the producer keeps them encoded (the watch cache),
 // else marshalled. Sizes come from Size even with enc: the cache keeps an
-// encoding besides JSON only while an event carries the item or a reader
-// uses it, so encoding every item to learn its size would make a second
-// encoding of most items, or hold them all until the write.
+// item's protobuf only while an event in its window carries the item or a
+// reader uses it, so encoding every item to learn its size would make a
+// second encoding of most items, or hold them all until the write.
 func (h *handler[O]) encodeProtobufList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
 	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
 	partial := out.target == asPartialList
