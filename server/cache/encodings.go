@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -58,10 +59,13 @@ func slot(f wire.Format) (int, bool) {
 // watch-list sync in that format encodes the items it sends, as
 // kube-apiserver does for every list, and the cache does not keep a copy
 // of every object in it once one client has asked for the format.
+//
+// A held encoding is read without the lock: a fan-out asks for it once per
+// watcher, all at once.
 type altEncodings struct {
-	mu    sync.Mutex // guards slots, and serializes the encoding of a slot
+	mu    sync.Mutex // guards writes to slots and weak reads, and serializes encoding
 	slots [len(formats)]struct {
-		held *encoding
+		held atomic.Pointer[encoding]
 		weak weak.Pointer[encoding]
 	}
 }
@@ -88,11 +92,14 @@ func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
 		it.alt.CompareAndSwap(nil, new(altEncodings))
 		a = it.alt.Load()
 	}
+	s := &a.slots[i]
+	if e := s.held.Load(); e != nil {
+		return e, e.err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := &a.slots[i]
-	if s.held != nil {
-		return s.held, s.held.err
+	if e := s.held.Load(); e != nil {
+		return e, e.err
 	}
 	if e := s.weak.Value(); e != nil {
 		return e, e.err
@@ -107,7 +114,7 @@ func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
 	// pinned is read under mu, which unpin takes after clearing it: an
 	// encoding made after the item left the window is never held.
 	if formats[i].forLife || it.pinned.Load() {
-		s.held = e
+		s.held.Store(e)
 	} else {
 		s.weak = weak.Make(e)
 	}
@@ -126,8 +133,10 @@ func (it *item[O]) unpin() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i := range a.slots {
-		if s := &a.slots[i]; !formats[i].forLife && s.held != nil {
-			s.weak, s.held = weak.Make(s.held), nil
+		if s := &a.slots[i]; !formats[i].forLife {
+			if e := s.held.Swap(nil); e != nil {
+				s.weak = weak.Make(e)
+			}
 		}
 	}
 }

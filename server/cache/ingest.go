@@ -249,18 +249,19 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 		if err != nil {
 			return nil, err
 		}
-		cur.pinned.Store(true)
 		e.cur, e.src = cur, cur
 	case watch.Deleted:
 		del, err := c.newItem(se.Object, watch.Deleted)
 		if err != nil {
 			return nil, err
 		}
-		del.pinned.Store(true)
 		e.src = del
 	default:
 		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)
 	}
+	// The item holds its encodings besides JSON while the event is in the
+	// window (altEncodings), until leftWindow.
+	e.src.pinned.Store(true)
 	return e, nil
 }
 
