@@ -59,7 +59,7 @@ func withAuthentication(auth authenticator.Request, next http.Handler) http.Hand
 			next.ServeHTTP(w, r)
 			return
 		}
-		endpoints.WriteError(w, apierrors.NewUnauthorized("Unauthorized"))
+		endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 	})
 	return filters.WithAuthentication(next, auth, failed, nil, nil)
 }

@@ -121,7 +121,7 @@ func withMaxInFlight(cfg inFlight, reg prometheus.Registerer, next http.Handler)
 			p, seats = readOnly, cfg.readSeats(r)
 		}
 		if !p.acquire(r.Context(), seats, cfg.maxWait) {
-			endpoints.WriteError(w, tooManyRequests())
+			endpoints.WriteError(w, r, tooManyRequests())
 			return
 		}
 		defer p.release(seats)

@@ -210,6 +210,9 @@ func (s *Server) Run(ctx context.Context) error {
 	// whom (impersonation), the in-flight limit, and whether they may.
 	limited := withImpersonation(authz, withMaxInFlight(limits, metrics, withAuthorization(authz, mux)))
 	handler := withRequestInfo(withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
+	// Errors written before a resource handler (401, 429, 504, unknown
+	// paths) are in CBOR too when the client asks for it and it is served.
+	handler = endpoints.WithCBOR(handler, s.opts.CBORServingAndStorage)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {

@@ -55,7 +55,7 @@ func withRequestTimeout(timeout time.Duration, next http.Handler) http.Handler {
 		}
 		d, err := requestTimeout(r.URL.Query(), timeout)
 		if err != nil {
-			endpoints.WriteError(w, err)
+			endpoints.WriteError(w, r, err)
 			return
 		}
 		ctx, cancel := context.WithTimeoutCause(r.Context(), d, errRequestTimeout)
@@ -63,6 +63,7 @@ func withRequestTimeout(timeout time.Duration, next http.Handler) http.Handler {
 		tw := &timeoutWriter{
 			w: w, header: w.Header().Clone(), ctx: ctx, expired: make(chan struct{}),
 			body: r.Body != nil && r.Body != http.NoBody, http1: r.ProtoMajor == 1,
+			accept: r.Header.Values("Accept"),
 		}
 		func() {
 			stop := context.AfterFunc(ctx, tw.expire)
@@ -118,6 +119,9 @@ type timeoutWriter struct {
 	expired chan struct{} // closed when expire returned
 	body    bool          // the request has a body
 	http1   bool          // served by net/http's HTTP/1.1
+	// accept is the request's Accept header, which the 504 is encoded
+	// for: inner filters may change the request's headers meanwhile.
+	accept []string
 	// header is the handler's, copied to w's at the response's start; the
 	// handler's goroutine alone uses it.
 	header http.Header
@@ -211,7 +215,8 @@ func (tw *timeoutWriter) expire() {
 		// requests on it would inherit: it must serve none.
 		tw.w.Header().Set("Connection", "close")
 	}
-	endpoints.WriteError(tw.w, timeoutStatus())
+	accepts := (&http.Request{Header: http.Header{"Accept": tw.accept}}).WithContext(tw.ctx)
+	endpoints.WriteError(tw.w, accepts, timeoutStatus())
 	_ = rc.Flush() // now, whether or not the handler is quick to return
 }
 

@@ -133,7 +133,7 @@ func (h *handler[O]) stored() (int, bool) {
 func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {
 	r = h.withAdmission(w, r, rt)
 	if err := h.dispatch(w, r, rt); err != nil {
-		writeError(w, r, err)
+		writeStatusError(w, r, toStatus(err), h.fmts.cbor)
 	}
 }
 

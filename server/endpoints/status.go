@@ -199,21 +199,3 @@ func encodeStatusAs(s metav1.Status, out output) []byte {
 	}
 	return encodeStatus(s)
 }
-
-// WriteError answers with err as a metav1.Status, as every handler here
-// does; the server's own middleware (authentication) uses it so that its
-// errors look the same. It must be called before anything else was written.
-func WriteError(w http.ResponseWriter, err error) { writeError(w, nil, err) }
-
-// writeError answers the request with err as a Status. It must be called
-// before anything else was written.
-func writeError(w http.ResponseWriter, _ *http.Request, err error) {
-	s := toStatus(err)
-	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(s.Details.RetryAfterSeconds))
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(int(s.Code))
-	_, _ = w.Write(encodeStatus(s))
-}

@@ -1,12 +1,10 @@
 package reviews
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -172,34 +170,12 @@ func (h *Handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 }
 
 // writeError writes err as a metav1.Status, with kube-apiserver's code and
-// reason for an API error and a 500 for anything else.
+// reason for an API error and a 500 for anything else, negotiated as every
+// error of the server is (endpoints.WriteError).
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		status = apierrors.NewInternalError(err)
-	}
-	s := status.Status()
-	h.writeStatus(w, r, &s)
+	endpoints.WriteError(w, r, err)
 }
 
 func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, s *metav1.Status) {
-	s.Kind, s.APIVersion = "Status", "v1"
-	code := int(s.Code)
-	mt, info, err := negotiation.NegotiateOutputMediaType(r, h.codecs, negotiation.DefaultEndpointRestrictions)
-	if err != nil {
-		// The client accepts nothing we write; it gets JSON, as
-		// kube-apiserver answers a 406.
-		i := slices.IndexFunc(h.codecs.SupportedMediaTypes(), func(i runtime.SerializerInfo) bool { return i.MediaType == runtime.ContentTypeJSON })
-		info = h.codecs.SupportedMediaTypes()[i]
-		mt.Accepted.MediaType = runtime.ContentTypeJSON
-	}
-	data, err := runtime.Encode(h.codecs.EncoderForVersion(info.Serializer, schema.GroupVersion{Version: "v1"}), s)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", mt.Accepted.MediaType)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
+	endpoints.WriteError(w, r, &apierrors.StatusError{ErrStatus: *s})
 }
