@@ -50,6 +50,10 @@ interop: ## curl (HTTP/2, HTTP/1.1), nghttp, h2load and Go's client against a re
 crd-conformance: ## a real kube-apiserver serving controller-gen's CRD of apis/crdconf answers the table test/crdconf/testdata/cases.yaml (recorded in golden.yaml), then apiloom is compared with it
 	GO=$(GO) hack/crd-conformance.sh
 
+.PHONY: builtin-conformance
+builtin-conformance: ## a real kube-apiserver with kube-controller-manager answers the built-in kinds' table test/builtinconf/testdata/cases.yaml (recorded in golden.yaml), then apiloom is compared with it
+	GO=$(GO) hack/builtin-conformance.sh
+
 test-postgres: ## the storage and watch cache suites and the end-to-end core (kubectl, clientset, informers, watch fan-out) on kine over a real PostgreSQL (installed from Debian when missing, run on a unix socket)
 	GO=$(GO) hack/test-postgres.sh
 
