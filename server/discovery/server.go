@@ -170,11 +170,15 @@ func (b *docBuilder) json(v any, contentType string) *document {
 // in Go's ServeMux also answer HEAD) with Go 1.22 patterns; a more specific
 // pattern registered by someone else, such as a literal group, wins.
 func (s *Server) Install(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api", s.serveAPI)
-	mux.HandleFunc("GET /api/{version}", s.serveCoreVersion)
-	mux.HandleFunc("GET /apis", s.serveAPIs)
-	mux.HandleFunc("GET /apis/{group}", s.serveGroup)
-	mux.HandleFunc("GET /apis/{group}/{version}", s.serveGroupVersion)
+	// kube-apiserver answers each discovery path with a trailing slash
+	// too (kubectl proxy users and the e2e framework read /api/).
+	for _, slash := range []string{"", "/{$}"} {
+		mux.HandleFunc("GET /api"+slash, s.serveAPI)
+		mux.HandleFunc("GET /api/{version}"+slash, s.serveCoreVersion)
+		mux.HandleFunc("GET /apis"+slash, s.serveAPIs)
+		mux.HandleFunc("GET /apis/{group}"+slash, s.serveGroup)
+		mux.HandleFunc("GET /apis/{group}/{version}"+slash, s.serveGroupVersion)
+	}
 	mux.HandleFunc("GET /openapi/v3", s.serveOpenAPIV3Index)
 	mux.HandleFunc("GET /openapi/v3/apis/{group}/{version}", s.serveOpenAPIV3)
 	mux.HandleFunc("GET /openapi/v3/api/{version}", s.serveOpenAPIV3)

@@ -345,3 +345,16 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingSlash: /api/ is /api, and so on, as in kube-apiserver (a
+// conformance test and kubectl proxy users read /api/).
+func TestTrailingSlash(t *testing.T) {
+	ts := newTestServer(t, testInfos(), testDefinitions)
+	for _, want := range []string{"/api", "/apis", "/apis/" + group, "/apis/" + group + "/v1"} {
+		path := want + "/"
+		got, base := ts.get(t, path, "application/json", ""), ts.get(t, want, "application/json", "")
+		if got.StatusCode != http.StatusOK || got.Header.Get("ETag") != base.Header.Get("ETag") {
+			t.Errorf("GET %s: %s, ETag %q; want 200 and %s's ETag %q", path, got.Status, got.Header.Get("ETag"), want, base.Header.Get("ETag"))
+		}
+	}
+}

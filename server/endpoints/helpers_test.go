@@ -130,9 +130,15 @@ func newEnv(t *testing.T, tls bool) *env {
 // newEnvWith is newEnv serving Gadgets as gdef defines them.
 func newEnvWith(t *testing.T, tls bool, gdef *resource.Definition[*gadget]) *env {
 	t.Helper()
+	return newEnvDefs(t, tls, validatedWidgets(storagetest.Definition()), gdef)
+}
+
+// newEnvDefs is newEnv serving Widgets and Gadgets as wdef and gdef define
+// them.
+func newEnvDefs(t *testing.T, tls bool, wdef *resource.Definition[*widget], gdef *resource.Definition[*gadget]) *env {
+	t.Helper()
 	root := etcdtest.Start(t)
 	c := storagetest.NewClient(t, root, "/endpoints-test")
-	wdef := validatedWidgets(storagetest.Definition())
 	e := &env{t: t}
 	e.widgets = storage.New(c, storage.ResourcePrefix("/registry", &wdef.Info), wdef)
 	e.gadgets = storage.New(c, storage.ResourcePrefix("/registry", &gdef.Info), gdef)

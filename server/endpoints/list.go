@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -120,7 +121,13 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 	// that the list is the bytes json.Marshal of the whole list would be
 	// (plus the final newline apimachinery's serializer writes), whether
 	// items come from raw or are encoded here.
-	objects := wire.NewObjectWriter(w, h.gvk)
+	// A built-in kind's items carry no kind and apiVersion (Info.ListItemsTyped).
+	itemKind, typed := h.gvk, h.def.ListItemsTyped()
+	var prefix []byte
+	if !typed {
+		itemKind, prefix = schema.GroupVersionKind{}, wire.TypeMetaPrefix(h.gvk)
+	}
+	objects := wire.NewObjectWriter(w, itemKind)
 	for i, item := range items {
 		if i > 0 {
 			if _, err := w.Write(comma); err != nil {
@@ -130,6 +137,8 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 		switch {
 		case out.target == asPartialList:
 			err = objects.WriteValue(partialObject(item, out))
+		case raw != nil && !typed:
+			err = wire.WriteUntyped(w, raw[i], prefix)
 		case raw != nil:
 			_, err = w.Write(raw[i])
 		default:

@@ -65,7 +65,9 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	obj.SetDeletionGracePeriodSeconds(nil)
 	obj.SetUID(types.UID(uuid.NewUUID()))
 	obj.SetCreationTimestamp(metav1.NewTime(now.Truncate(time.Second)))
-	obj.SetGeneration(1)
+	if !h.def.Strategy.UntrackedGeneration {
+		obj.SetGeneration(1)
+	}
 	if h.def.HasStatus {
 		h.def.CopyStatus(obj, h.def.New())
 	}
@@ -137,10 +139,10 @@ func (h *handler[O]) invalid(obj O, errs field.ErrorList) error {
 // prepareUpdate turns the object a client sent (or a patch produced) into
 // the object to store over current, for a write to the main resource.
 //
-// The request must name current's resourceVersion: none is 422 (updates
-// are never unconditional), another one is 409 Conflict. The result keeps
-// current's uid when the client sent none, its creationTimestamp and
-// deletion fields and, with a status subresource, its status. Generation
+// The request must name current's resourceVersion (checkResourceVersion).
+// The result keeps current's uid when the client sent none, its
+// creationTimestamp and deletion fields and, with a status subresource,
+// its status. Generation, where the kind tracks it (resource.Strategy),
 // moves on when anything but metadata (and status) changed; the schema's
 // defaults are applied before that comparison. The metadata, including the
 // immutable fields, and the schema are then validated as a CRD's update
@@ -190,7 +192,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	}
 	h.prepareKind(obj, current)
 	obj.SetGeneration(current.GetGeneration())
-	if !h.def.SpecEqual(obj, current) {
+	if !h.def.Strategy.UntrackedGeneration && !h.def.SpecEqual(obj, current) {
 		obj.SetGeneration(current.GetGeneration() + 1)
 	}
 	if obj.GetUID() == "" {
@@ -246,7 +248,8 @@ func setOrDelete(dst map[string]any, key string, src map[string]any) {
 
 // prepareStatusUpdate returns the object to store for a write to /status:
 // current with only its status and its managed fields (tracked by the
-// caller, or merged by an apply) taken from obj, and validated as a CRD's
+// caller, or merged by an apply) taken from obj, and the metadata a client
+// writes where the kind's status strategy keeps it (takeMetadata); validated as a CRD's
 // status strategy does (422 Invalid): the status by the schema, the whole
 // object by the CEL rules, ratcheting against current, so a spec that a
 // tightened schema refuses does not stop status writes. What is validated
@@ -279,6 +282,10 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 	var stored O // current as stored, the hooks' old object
 	if h.def.Hooks != nil {
 		stored = copyObject(current)
+	}
+	var metaErrs field.ErrorList
+	if h.def.Strategy.StatusUpdatesMetadata {
+		metaErrs = h.takeMetadata(current, obj)
 	}
 	h.def.CopyStatus(current, obj)
 	current.SetManagedFields(obj.GetManagedFields())
@@ -313,7 +320,7 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 		u["metadata"] = meta
 		setOrDelete(u, "status", f.content)
 	}
-	if err := h.invalid(current, h.validateStatusUpdate(ctx, current, u, old)); err != nil {
+	if err := h.invalid(current, append(metaErrs, h.validateStatusUpdate(ctx, current, u, old)...)); err != nil {
 		return zero, err
 	}
 	if err := f.decodeError(); err != nil {
@@ -325,10 +332,30 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 	return current, nil
 }
 
+// takeMetadata sets on current, the stored object a status write goes
+// over, the metadata a client may write that obj, the request's object,
+// carries (labels, annotations, finalizers, owner references), for a kind
+// whose status strategy keeps them (resource.Strategy), and returns what
+// the metadata rules say of the result.
+func (h *handler[O]) takeMetadata(current, obj O) field.ErrorList {
+	old := copyObject(current)
+	current.SetLabels(obj.GetLabels())
+	current.SetAnnotations(obj.GetAnnotations())
+	current.SetFinalizers(obj.GetFinalizers())
+	current.SetOwnerReferences(obj.GetOwnerReferences())
+	errs := apivalidation.ValidateObjectMetaAccessor(current, h.def.Namespaced, h.nameRule(), metaPath)
+	return append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(current, old, metaPath)...)
+}
+
 // checkResourceVersion is the optimistic-concurrency check of an update:
-// obj must carry current's resourceVersion.
+// obj must carry current's resourceVersion (409 Conflict with another).
+// Without one it is 422, unless the kind allows unconditional updates
+// (resource.Strategy): obj then takes current's, and a concurrent write
+// makes the update run again on the newer object.
 func (h *handler[O]) checkResourceVersion(obj, current O) error {
 	switch rv := obj.GetResourceVersion(); {
+	case rv == "" && h.def.Strategy.UnconditionalUpdate:
+		obj.SetResourceVersion(current.GetResourceVersion())
 	case rv == "":
 		// Upstream names the resource, not the kind, here.
 		qualified := schema.GroupKind{Group: h.gr.Group, Kind: h.gr.Resource}

@@ -83,12 +83,52 @@ type Info struct {
 	// HasFinalize is true when the kind has a finalize subresource
 	// (Definition.Finalize), as a Namespace's namespaces/finalize.
 	HasFinalize bool
+	// Strategy is what kube-apiserver's registry strategy for the kind
+	// decides beyond validation and defaults; the zero value is a custom
+	// resource's (the CRD strategy's).
+	Strategy Strategy
 	// CreateOnly is true for a kind that is never stored, a review such as
 	// authorization.k8s.io/v1 SelfSubjectAccessReview (package
 	// server/reviews): it serves only create, on its collection, and has
 	// no list kind, no status subresource and no storage version.
 	CreateOnly bool
 }
+
+// Strategy holds the facts of a kind that kube-apiserver's registry
+// strategy for it states in code (pkg/registry/<group>/<kind>/strategy.go
+// for a built-in kind, the CRD strategy for a custom resource), and that
+// clients observe: Helm, for one, updates its release records without a
+// resourceVersion. Each is false for a custom resource; a built-in kind
+// states its own in builtin/apis.yaml, checked against a real
+// kube-apiserver by test/builtinconf.
+type Strategy struct {
+	// UnconditionalUpdate is the strategy's AllowUnconditionalUpdate: an
+	// update (PUT, of the object or a subresource) without
+	// metadata.resourceVersion writes over whatever is stored, retried on
+	// a concurrent write. False: such an update is 422 Invalid
+	// ("metadata.resourceVersion: must be specified for an update").
+	UnconditionalUpdate bool
+	// UntrackedGeneration is true when the strategy leaves
+	// metadata.generation alone: a create stores what the client sent, an
+	// update keeps the stored value, and nothing moves it but a graceful
+	// deletion of an object whose generation is set (kube-apiserver's
+	// rest.BeforeUpdate and BeforeDelete, for every kind). False: 1 on
+	// create and one more on every change of anything but metadata and
+	// status, as a CR's.
+	UntrackedGeneration bool
+	// StatusUpdatesMetadata is true when a write to the status subresource
+	// also stores the metadata it carries (labels, annotations, ...): the
+	// status strategy resets only the spec, as a Namespace's does. False:
+	// a status write changes only status, as a CR's.
+	StatusUpdatesMetadata bool
+}
+
+// ListItemsTyped reports whether the items of a list of the resource carry
+// their kind and apiVersion. kube-apiserver encodes a built-in kind's list
+// from its typed items, whose kind and apiVersion are empty (the list
+// states them once); a custom resource's items are unstructured objects
+// that carry theirs. A single object (a GET, a watch event) always does.
+func (i *Info) ListItemsTyped() bool { return !i.BuiltIn }
 
 // Stored reports whether objects of this version are stored as they are
 // (it is the storage version, or the kind has only this one).

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 
@@ -22,8 +23,37 @@ func EncodeObject(obj runtime.Object, gvk schema.GroupVersionKind) ([]byte, erro
 	return json.Marshal(withKind(obj, gvk))
 }
 
+// TypeMetaPrefix is how EncodeObject's JSON of an object of kind gvk
+// starts: its kind and apiVersion, then the comma before the next field.
+// An object without kind and apiVersion is "{" followed by what comes after
+// it (WriteUntyped).
+func TypeMetaPrefix(gvk schema.GroupVersionKind) []byte {
+	kind, _ := json.Marshal(gvk.Kind)
+	apiVersion, _ := json.Marshal(gvk.GroupVersion().String())
+	return fmt.Appendf(nil, `{"kind":%s,"apiVersion":%s,`, kind, apiVersion)
+}
+
+// WriteUntyped writes objectJSON, an object EncodeObject encoded with the
+// kind and apiVersion that prefix (TypeMetaPrefix) states, without them:
+// the items of a built-in kind's list, which kube-apiserver writes from
+// typed objects whose kind and apiVersion are empty. JSON that does not
+// start with prefix is written as it is.
+func WriteUntyped(w io.Writer, objectJSON, prefix []byte) error {
+	if !bytes.HasPrefix(objectJSON, prefix) {
+		_, err := w.Write(objectJSON)
+		return err
+	}
+	if _, err := w.Write(openBrace); err != nil {
+		return err
+	}
+	_, err := w.Write(objectJSON[len(prefix):])
+	return err
+}
+
+var openBrace = []byte("{")
+
 // ObjectWriter streams objects to one writer, each with kind and apiVersion
-// set and exactly the bytes EncodeObject returns: encoding/json's Encoder
+// set (none, for the zero kind) and exactly the bytes EncodeObject returns: encoding/json's Encoder
 // ends each value with a newline, which is cut, so a list written item by
 // item is byte for byte the list json.Marshal would give (as apimachinery's
 // streaming collection encoder, KEP-5116, guarantees). One reused buffer

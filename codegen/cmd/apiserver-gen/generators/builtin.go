@@ -13,6 +13,8 @@ import (
 	"k8s.io/gengo/v2/types"
 	openapiutil "k8s.io/kube-openapi/pkg/util"
 	"sigs.k8s.io/yaml"
+
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 // builtinFile is the generator's description of the built-in kinds
@@ -67,6 +69,16 @@ type builtinKind struct {
 	// names, of type func(name string, prefix bool) []string, in place
 	// of the DNS-subdomain rule; empty for that one.
 	ValidateName string `json:"validateName"`
+	// Strategy are the kind's facts from kube-apiserver's registry
+	// strategy (resource.Strategy); left out, a custom resource's.
+	Strategy builtinStrategy `json:"strategy"`
+}
+
+// builtinStrategy is resource.Strategy as the file states it.
+type builtinStrategy struct {
+	UnconditionalUpdate   bool `json:"unconditionalUpdate"`
+	UntrackedGeneration   bool `json:"untrackedGeneration"`
+	StatusUpdatesMetadata bool `json:"statusUpdatesMetadata"`
 }
 
 // builtinField is a selectable field computed by a function.
@@ -313,5 +325,9 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 		*h.out = fn
 	}
 	r.HasFinalize = r.Finalize != nil
+	r.Strategy = resource.Strategy(bk.Strategy)
+	if r.Strategy.StatusUpdatesMetadata && !r.HasStatus {
+		return nil, errors.New("strategy: statusUpdatesMetadata without a status subresource")
+	}
 	return r, nil
 }

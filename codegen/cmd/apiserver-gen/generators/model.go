@@ -93,6 +93,9 @@ type resourceModel struct {
 	ValidateName *types.Type
 	// HasFinalize is true when Finalize is set.
 	HasFinalize bool
+	// Strategy are the facts of the kind's registry strategy (a built-in
+	// kind's, from builtin/apis.yaml); zero for a custom resource's.
+	Strategy resource.Strategy
 	// Hooks are the kind's hooks from its hooks package (hooks.go); nil
 	// for none.
 	Hooks *hooksModel

@@ -75,6 +75,15 @@ const ttlTemplate = `		TTL: $.seconds$ * $.Second|raw$,
 const builtInTemplate = `		BuiltIn: true,
 `
 
+// strategyTemplate states Info.Strategy, for a kind whose strategy is
+// not a custom resource's.
+const strategyTemplate = `		Strategy: $.Strategy|raw${
+			UnconditionalUpdate:   $.unconditionalUpdate$,
+			UntrackedGeneration:   $.untrackedGeneration$,
+			StatusUpdatesMetadata: $.statusUpdatesMetadata$,
+		},
+`
+
 // hasFinalizeTemplate states Info.HasFinalize, for a kind with a finalize
 // lifecycle.
 const hasFinalizeTemplate = `		HasFinalize: true,
@@ -302,6 +311,14 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	}
 	if r.HasFinalize {
 		sw.Do(hasFinalizeTemplate, args)
+	}
+	if st := r.Strategy; st != (resource.Strategy{}) {
+		sw.Do(strategyTemplate, args.WithArgs(generator.Args{
+			"Strategy":              c.Universe.Type(types.Name{Package: resourcePkg, Name: "Strategy"}),
+			"unconditionalUpdate":   strconv.FormatBool(st.UnconditionalUpdate),
+			"untrackedGeneration":   strconv.FormatBool(st.UntrackedGeneration),
+			"statusUpdatesMetadata": strconv.FormatBool(st.StatusUpdatesMetadata),
+		}))
 	}
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {

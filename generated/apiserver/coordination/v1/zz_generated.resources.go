@@ -32,6 +32,11 @@ var Lease = &resource.Definition[*coordinationv1.Lease]{
 		OpenAPIName: "io.k8s.api.coordination.v1.Lease",
 		Schema:      ``,
 		BuiltIn:     true,
+		Strategy: resource.Strategy{
+			UnconditionalUpdate:   false,
+			UntrackedGeneration:   true,
+			StatusUpdatesMetadata: false,
+		},
 	},
 	New:    func() *coordinationv1.Lease { return new(coordinationv1.Lease) },
 	Fields: func(o *coordinationv1.Lease) fields.Set { return resource.ObjectFields(o, true) },

@@ -35,6 +35,11 @@ var Event = &resource.Definition[*eventsv1.Event]{
 		StorageVersion:    "v1",
 		StorageAPIVersion: "v1",
 		BuiltIn:           true,
+		Strategy: resource.Strategy{
+			UnconditionalUpdate:   true,
+			UntrackedGeneration:   true,
+			StatusUpdatesMetadata: false,
+		},
 	},
 	New:    func() *eventsv1.Event { return new(eventsv1.Event) },
 	Fields: eventFields,

@@ -1,0 +1,154 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage/storagetest"
+)
+
+// builtInStrategy is the strategy of most built-in kinds (a ConfigMap's,
+// a Namespace's), as builtin/apis.yaml states it.
+var builtInStrategy = resource.Strategy{UnconditionalUpdate: true, UntrackedGeneration: true, StatusUpdatesMetadata: true}
+
+// newStrategyEnv serves Widgets with strategy (served as a built-in kind's
+// when builtIn) and Gadgets as a custom resource.
+func newStrategyEnv(t *testing.T, strategy resource.Strategy, builtIn bool) *env {
+	t.Helper()
+	wdef := validatedWidgets(storagetest.Definition())
+	wdef.Strategy, wdef.BuiltIn = strategy, builtIn
+	return newEnvDefs(t, false, wdef, gadgetDefinition())
+}
+
+// TestUnconditionalUpdate: a PUT without resourceVersion is 422 for a custom
+// resource (and a Lease) and writes over the stored object for a kind whose
+// strategy allows it (a ConfigMap, a Secret: Helm's release records).
+func TestUnconditionalUpdate(t *testing.T) {
+	put := func(e *env, path string) response {
+		return e.do("PUT", path, "application/json", `{"apiVersion":"`+widgetAPI+`","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"green"},"status":{"phase":"Up"}}`)
+	}
+	path := widgetsPath + "ns/widgets/a"
+
+	cr := newStrategyEnv(t, resource.Strategy{}, false)
+	cr.createWidget("ns", "a", "red")
+	cr.do("PUT", path, "application/json", `{"apiVersion":"`+widgetAPI+`","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"green"}}`).
+		wantStatus(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`widgets.storagetest.apiloom.dev "a" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`)
+
+	e := newStrategyEnv(t, resource.Strategy{UnconditionalUpdate: true}, true)
+	before := e.createWidget("ns", "a", "red")
+	e.createWidget("ns", "b", "red")
+	got := put(e, path).widget(t, http.StatusOK)
+	if got.Spec.Color != "green" || got.ResourceVersion == before.ResourceVersion || got.UID != before.UID {
+		t.Fatalf("unconditional PUT stored %+v over %+v", got, before)
+	}
+	// Of the status too, which takes only the status.
+	st := put(e, path+"/status").widget(t, http.StatusOK)
+	if st.Status.Phase != "Up" || st.ResourceVersion == got.ResourceVersion {
+		t.Fatalf("unconditional PUT of /status stored %+v", st)
+	}
+	// A stale resourceVersion is still a conflict.
+	e.do("PUT", path, "application/json", `{"apiVersion":"`+widgetAPI+`","kind":"Widget","metadata":{"name":"a","resourceVersion":"`+before.ResourceVersion+`"}}`).
+		wantStatus(t, http.StatusConflict, metav1.StatusReasonConflict, "")
+}
+
+// TestUntrackedGeneration: a custom resource's generation is 1 on create
+// and moves with its spec; a built-in kind's is what the client sent and
+// stays, as kube-apiserver leaves it to strategies that set none.
+func TestUntrackedGeneration(t *testing.T) {
+	create := `{"apiVersion":"` + widgetAPI + `","kind":"Widget","metadata":{"name":"a","generation":7},"spec":{"color":"red"}}`
+	patch := `{"spec":{"color":"blue"}}`
+	path := widgetsPath + "ns/widgets"
+	for _, c := range []struct {
+		name                string
+		strategy            resource.Strategy
+		created, afterPatch int64
+	}{
+		{"custom resource", resource.Strategy{}, 1, 2},
+		{"untracked", resource.Strategy{UntrackedGeneration: true}, 7, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newStrategyEnv(t, c.strategy, c.strategy != resource.Strategy{})
+			if g := e.do("POST", path, "application/json", create).widget(t, http.StatusCreated).Generation; g != c.created {
+				t.Errorf("created with generation %d, want %d", g, c.created)
+			}
+			if g := e.do("PATCH", path+"/a", "application/merge-patch+json", patch).widget(t, http.StatusOK).Generation; g != c.afterPatch {
+				t.Errorf("generation after a spec change %d, want %d", g, c.afterPatch)
+			}
+		})
+	}
+}
+
+// TestStatusUpdatesMetadata: a status write of a custom resource changes only
+// the status; a Namespace's keeps the metadata it carries too.
+func TestStatusUpdatesMetadata(t *testing.T) {
+	patch := `{"metadata":{"annotations":{"a":"b"},"labels":{"l":"v"}},"spec":{"color":"blue"},"status":{"phase":"Up"}}`
+	for _, c := range []struct {
+		name     string
+		strategy resource.Strategy
+		keeps    bool
+	}{
+		{"custom resource", resource.Strategy{}, false},
+		{"status strategy keeps metadata", resource.Strategy{StatusUpdatesMetadata: true}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newStrategyEnv(t, c.strategy, c.keeps)
+			e.createWidget("ns", "a", "red")
+			got := e.do("PATCH", widgetsPath+"ns/widgets/a/status", "application/merge-patch+json", patch).widget(t, http.StatusOK)
+			if got.Status.Phase != "Up" || got.Spec.Color != "red" {
+				t.Fatalf("status write stored spec %+v, status %+v", got.Spec, got.Status)
+			}
+			if kept := got.Annotations["a"] == "b" && got.Labels["l"] == "v"; kept != c.keeps {
+				t.Errorf("annotations %v, labels %v: kept %v, want %v", got.Annotations, got.Labels, kept, c.keeps)
+			}
+			// The metadata rules hold for what a status write keeps.
+			bad := e.do("PATCH", widgetsPath+"ns/widgets/a/status", "application/merge-patch+json", `{"metadata":{"labels":{"no spaces":"v"}}}`)
+			if c.keeps {
+				bad.wantStatus(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "")
+			} else if bad.code != http.StatusOK {
+				t.Errorf("ignored bad label: %d %s", bad.code, bad.body)
+			}
+		})
+	}
+}
+
+// TestListItemsTyped: the items of a custom resource's list carry kind and
+// apiVersion; a built-in kind's do not, whether they come from the watch
+// cache's frames or are encoded for the request.
+func TestListItemsTyped(t *testing.T) {
+	for _, builtIn := range []bool{false, true} {
+		e := newStrategyEnv(t, resource.Strategy{}, builtIn)
+		e.createWidget("ns", "a", "red")
+		e.createWidget("ns", "b", "red")
+		for _, accept := range []string{"application/json", "application/yaml"} {
+			resp := e.do("GET", widgetsPath+"ns/widgets", "", "", "Accept", accept)
+			if resp.code != http.StatusOK {
+				t.Fatalf("list: %d %s", resp.code, resp.body)
+			}
+			body := string(resp.body)
+			if !strings.Contains(body, "WidgetList") {
+				t.Fatalf("no list kind: %s", body)
+			}
+			if n := strings.Count(body, `"kind":"Widget"`) + strings.Count(body, "kind: Widget\n"); (n == 2) != !builtIn || (n == 0) != builtIn {
+				t.Errorf("built-in %v, %s: %d items carry their kind: %s", builtIn, accept, n, body)
+			}
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(e.do("GET", widgetsPath+"ns/widgets", "", "").body, &list); err != nil || len(list.Items) != 2 {
+			t.Fatalf("list: %v %d items", err, len(list.Items))
+		}
+		var item widget
+		if err := json.Unmarshal(list.Items[0], &item); err != nil || item.Name != "a" || item.Spec.Color != "red" {
+			t.Errorf("built-in %v: item %s decodes to %+v, %v", builtIn, list.Items[0], item, err)
+		}
+		// A single object always carries its kind.
+		e.do("GET", widgetsPath+"ns/widgets/a", "", "").widget(t, http.StatusOK)
+	}
+}
