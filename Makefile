@@ -60,6 +60,11 @@ test-postgres: ## the storage and watch cache suites and the end-to-end core (ku
 test-mysql: ## the storage and watch cache suites on kine over a real MySQL (Debian's MariaDB, installed when missing, run on a unix socket)
 	GO=$(GO) hack/test-mysql.sh
 
+.PHONY: test-helm
+test-helm: ## Helm v3 and v4 (built from the module proxy by hack/ensure-helm.sh, cached) install, upgrade, roll back and uninstall a chart of built-in and example kinds against a real server (test/helm, docs/helm.md)
+	helm=($$(GO=$(GO) hack/ensure-helm.sh)) && cd test/helm && \
+	  APILOOM_CI=1 APILOOM_HELM3=$${helm[0]} APILOOM_HELM4=$${helm[1]} $(GO) test -race -count=1 -timeout 15m ./...
+
 test-rbac-peer: ## differential RBAC test: a real kube-apiserver (--authorization-mode=RBAC) and server/authz/rbac decide a generated matrix of roles, bindings and requests alike
 	GO=$(GO) hack/rbac-peer.sh
 
