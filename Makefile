@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BIN := bin
 
-.PHONY: help run build generate verify test test-short fuzz bench load bench-peer h2spec interop clean crd-conformance test-rbac-peer test-postgres test-mysql robustness robustness-ci
+.PHONY: help run build generate verify test test-short fuzz bench load bench-peer h2spec interop clean crd-conformance conformance test-rbac-peer test-postgres test-mysql robustness robustness-ci
 
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -64,6 +64,9 @@ test-mysql: ## the storage and watch cache suites on kine over a real MySQL (Deb
 test-helm: ## Helm v3 and v4 (built from the module proxy by hack/ensure-helm.sh, cached) install, upgrade, roll back and uninstall a chart of built-in and example kinds against a real server (test/helm, docs/helm.md)
 	helm=($$(GO=$(GO) hack/ensure-helm.sh)) && cd test/helm && \
 	  APILOOM_CI=1 APILOOM_HELM3=$${helm[0]} APILOOM_HELM4=$${helm[1]} $(GO) test -race -count=1 -timeout 15m ./...
+
+conformance: ## Kubernetes' own e2e tests (test/conformance/tests.txt, upstream's test/e2e built once and cached) against a real apiloom on embedded etcd, with JSON and protobuf clients; prints N passed, M failed
+	GO=$(GO) hack/conformance.sh
 
 test-rbac-peer: ## differential RBAC test: a real kube-apiserver (--authorization-mode=RBAC) and server/authz/rbac decide a generated matrix of roles, bindings and requests alike
 	GO=$(GO) hack/rbac-peer.sh

@@ -16,6 +16,10 @@ go vet ./...
 go vet -tags apiloom_failpoints ./server/...
 (cd test/kine && go vet ./...)
 (cd test/robustness && go vet ./...)
+(cd test/helm && go vet ./...)
+# Only the conformance module's own command: its suite is upstream's e2e
+# packages, which make conformance compiles.
+(cd test/conformance && go vet ./summarize)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
