@@ -4,6 +4,7 @@ import (
 	"io"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -32,7 +33,14 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 	if out.target == asPartialList {
 		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
 	}
-	lw, err := wire.NewCBORListWriter(w, kind, h.gvk, len(items))
+	// A built-in kind's items carry no kind and apiVersion
+	// (Info.ListItemsTyped): encoded here, not taken from the cache's
+	// encodings, which carry them.
+	itemKind, typed := h.gvk, h.def.ListItemsTyped()
+	if !typed {
+		itemKind = schema.GroupVersionKind{}
+	}
+	lw, err := wire.NewCBORListWriter(w, kind, itemKind, len(items))
 	if err != nil {
 		return err
 	}
@@ -40,7 +48,7 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 		switch {
 		case out.target == asPartialList:
 			err = lw.WriteValue(partialObject(item, out))
-		case enc != nil:
+		case enc != nil && typed:
 			var data []byte
 			if data, err = enc.At(i).Object(wire.CBOR); err == nil {
 				err = lw.WriteEncoded(data)

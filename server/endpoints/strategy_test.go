@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -137,6 +138,11 @@ func TestListItemsTyped(t *testing.T) {
 			if n := strings.Count(body, `"kind":"Widget"`) + strings.Count(body, "kind: Widget\n"); (n == 2) != !builtIn || (n == 0) != builtIn {
 				t.Errorf("built-in %v, %s: %d items carry their kind: %s", builtIn, accept, n, body)
 			}
+		}
+		// In CBOR, "Widget" (0x46 and its six bytes, as apimachinery encodes strings) is an item's kind.
+		cbor := e.do("GET", widgetsPath+"ns/widgets", "", "", "Accept", "application/cbor")
+		if n := bytes.Count(cbor.body, []byte("\x46Widget")); cbor.code != http.StatusOK || (n == 2) != !builtIn || (n == 0) != builtIn {
+			t.Errorf("built-in %v, CBOR: %d %d items carry their kind", builtIn, cbor.code, n)
 		}
 		var list struct {
 			Items []json.RawMessage `json:"items"`
