@@ -57,6 +57,12 @@ func diff(crd, ours Outcome) string {
 		return fmt.Sprintf("spec CRD %v, apiloom %v", crd.Spec, ours.Spec)
 	case !reflect.DeepEqual(crd.Status, ours.Status):
 		return fmt.Sprintf("status CRD %v, apiloom %v", crd.Status, ours.Status)
+	case crd.Generation != ours.Generation:
+		return fmt.Sprintf("generation CRD %d, apiloom %d", crd.Generation, ours.Generation)
+	case !reflect.DeepEqual(crd.Labels, ours.Labels):
+		return fmt.Sprintf("labels CRD %v, apiloom %v", crd.Labels, ours.Labels)
+	case !reflect.DeepEqual(crd.Annotations, ours.Annotations):
+		return fmt.Sprintf("annotations CRD %v, apiloom %v", crd.Annotations, ours.Annotations)
 	}
 	return ""
 }

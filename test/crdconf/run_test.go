@@ -31,6 +31,11 @@ type Outcome struct {
 	Causes  []Cause        `json:"causes,omitempty"`
 	Spec    map[string]any `json:"spec,omitempty"`
 	Status  map[string]any `json:"status,omitempty"`
+	// Generation, Labels and Annotations are the object's metadata that
+	// the server's strategy decides (resource.Strategy).
+	Generation  int64             `json:"generation,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // A Cause is one entry of a Status's details.causes: the field, the
@@ -122,6 +127,12 @@ func (tg *target) step(ctx context.Context, name string, s Step) (Outcome, error
 			sub = "status"
 		}
 		return tg.do(ctx, http.MethodPut, tg.path(name, sub)+query, "application/json", obj)
+	case "put":
+		obj, err := merge(tg.baseObject(name), frag)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return tg.do(ctx, http.MethodPut, tg.path(name, "")+query, "application/json", obj)
 	case "patch", "statusPatch":
 		sub := ""
 		if verb == "statusPatch" {
@@ -220,8 +231,13 @@ func (tg *target) outcome(code int, body []byte) (Outcome, error) {
 		Details *struct {
 			Causes []Cause `json:"causes"`
 		} `json:"details"`
-		Spec   map[string]any  `json:"spec"`
-		Status json.RawMessage `json:"status"`
+		Spec     map[string]any  `json:"spec"`
+		Status   json.RawMessage `json:"status"`
+		Metadata struct {
+			Generation  int64             `json:"generation"`
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Outcome{}, fmt.Errorf("answer %d is not JSON: %w: %q", code, err, body)
@@ -240,6 +256,7 @@ func (tg *target) outcome(code int, body []byte) (Outcome, error) {
 		return o, nil
 	}
 	o.Spec = m.Spec
+	o.Generation, o.Labels, o.Annotations = m.Metadata.Generation, m.Metadata.Labels, m.Metadata.Annotations
 	if len(m.Status) > 0 {
 		if err := json.Unmarshal(m.Status, &o.Status); err != nil {
 			return Outcome{}, fmt.Errorf("answer %d: status: %w", code, err)

@@ -33,6 +33,9 @@ type Step struct {
 	Create map[string]any `json:"create,omitempty"`
 	// Update GETs the object and PUTs it with the fragment merged in.
 	Update map[string]any `json:"update,omitempty"`
+	// Put PUTs the fragment merged over a valid Widget, without a
+	// resourceVersion: an unconditional update.
+	Put map[string]any `json:"put,omitempty"`
 	// Patch sends the fragment as a JSON merge patch.
 	Patch map[string]any `json:"patch,omitempty"`
 	// Apply sends the fragment, with apiVersion, kind and name, as a
@@ -58,7 +61,7 @@ func (s Step) verb() (string, map[string]any, error) {
 	for _, v := range []struct {
 		name string
 		body map[string]any
-	}{{"create", s.Create}, {"update", s.Update}, {"patch", s.Patch}, {"apply", s.Apply},
+	}{{"create", s.Create}, {"update", s.Update}, {"put", s.Put}, {"patch", s.Patch}, {"apply", s.Apply},
 		{"status", s.Status}, {"statusPatch", s.StatusPatch}, {"seed", s.Seed}} {
 		if v.body != nil {
 			name, body = v.name, v.body
