@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	cborserializer "k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -99,12 +100,17 @@ func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
 
 // statusCodecs encode the Status objects the k8s.io/apiserver filters
 // answer with (403 Forbidden, 500), negotiated with the client's Accept
-// header as every other answer is.
-var statusCodecs = func() runtime.NegotiatedSerializer {
+// header as every other error is (endpoints.WriteError): JSON, YAML,
+// protobuf, and CBOR when it is served.
+func statusCodecs(cbor bool) runtime.NegotiatedSerializer {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	return serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme)}
-}()
+	var opts []serializer.CodecFactoryOptionsMutator
+	if cbor {
+		opts = append(opts, serializer.WithSerializer(cborserializer.NewSerializerInfo))
+	}
+	return serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme, opts...)}
+}
 
 // requestInfoResolver reads from a request's path and query what it
 // does to what (verb, group, resource, subresource, namespace, name), as
@@ -118,8 +124,8 @@ func requestInfoResolver() request.RequestInfoResolver {
 // Impersonate-* headers of a request its user may impersonate with, and
 // refuses the others. Both read the request info withRequestInfo adds.
 // Health checks need no permission, as they need no credentials.
-func withAuthorization(authz authorizer.UnconditionalAuthorizer, next http.Handler) http.Handler {
-	guarded := filters.WithAuthorization(next, authz, statusCodecs)
+func withAuthorization(authz authorizer.UnconditionalAuthorizer, cbor bool, next http.Handler) http.Handler {
+	guarded := filters.WithAuthorization(next, authz, statusCodecs(cbor))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isOpenPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
@@ -129,8 +135,8 @@ func withAuthorization(authz authorizer.UnconditionalAuthorizer, next http.Handl
 	})
 }
 
-func withImpersonation(authz authorizer.UnconditionalAuthorizer, next http.Handler) http.Handler {
-	return impersonation.WithImpersonation(next, authz, statusCodecs)
+func withImpersonation(authz authorizer.UnconditionalAuthorizer, cbor bool, next http.Handler) http.Handler {
+	return impersonation.WithImpersonation(next, authz, statusCodecs(cbor))
 }
 
 func withRequestInfo(next http.Handler) http.Handler {

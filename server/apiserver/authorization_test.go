@@ -56,7 +56,7 @@ func authzChain(t *testing.T, modes []string, as user.Info) http.Handler {
 			_, _ = w.Write([]byte(u.GetName()))
 		}
 	})
-	chain := withImpersonation(authz, withAuthorization(authz, seen))
+	chain := withImpersonation(authz, true, withAuthorization(authz, true, seen))
 	return withRequestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if as != nil {
 			r = r.WithContext(request.WithUser(r.Context(), as))
@@ -118,6 +118,31 @@ func TestAuthorizationChain(t *testing.T) {
 				t.Errorf("got %q\nwant %q", got, tc.body)
 			}
 		})
+	}
+}
+
+// TestForbiddenNegotiated: the 403s of the authorization and impersonation
+// filters are in the client's format, CBOR included, as every error is.
+func TestForbiddenNegotiated(t *testing.T) {
+	alice := &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}
+	chain := authzChain(t, []string{AuthorizationModeRBAC}, alice)
+	for _, tc := range []struct{ accept, impersonate, want string }{
+		{"application/cbor", "", "application/cbor"},
+		{"application/vnd.kubernetes.protobuf, application/json", "", "application/vnd.kubernetes.protobuf"},
+		{"application/yaml", "carol", "application/yaml"},
+		{"application/cbor", "carol", "application/cbor"},
+		{"", "", "application/json"},
+	} {
+		r := httptest.NewRequest("GET", "/api/v1/namespaces/b/configmaps/x", nil)
+		r.Header.Set("Accept", tc.accept)
+		if tc.impersonate != "" {
+			r.Header.Set("Impersonate-User", tc.impersonate)
+		}
+		w := httptest.NewRecorder()
+		chain.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden || w.Header().Get("Content-Type") != tc.want {
+			t.Errorf("Accept %q: %d %q, want 403 %q", tc.accept, w.Code, w.Header().Get("Content-Type"), tc.want)
+		}
 	}
 }
 

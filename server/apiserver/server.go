@@ -208,11 +208,12 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// kube-apiserver's order: the request info, then who is asking, as
 	// whom (impersonation), the in-flight limit, and whether they may.
-	limited := withImpersonation(authz, withMaxInFlight(limits, metrics, withAuthorization(authz, mux)))
+	cbor := s.opts.CBORServingAndStorage
+	limited := withImpersonation(authz, cbor, withMaxInFlight(limits, metrics, withAuthorization(authz, cbor, mux)))
 	handler := withRequestInfo(withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
-	handler = endpoints.WithCBOR(handler, s.opts.CBORServingAndStorage)
+	handler = endpoints.WithCBOR(handler, cbor)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
 	if err != nil {
