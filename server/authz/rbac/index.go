@@ -166,7 +166,13 @@ func (x *index) deleteRoleBindingLocked(k key) {
 		return
 	}
 	delete(x.roleBindings, k)
+	// A binding that names nobody the index knows (no subjects, or only
+	// ones of unknown kinds) has no entries, and its namespace's may be
+	// gone with the last binding that had some.
 	s := x.namespaced[k.namespace]
+	if s == nil {
+		return
+	}
 	s.remove(old)
 	if s.empty() {
 		delete(x.namespaced, k.namespace)
