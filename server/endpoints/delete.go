@@ -3,11 +3,13 @@ package endpoints
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/storage"
@@ -42,9 +44,17 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if unsafeDelete(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
-	obj, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts))
+	obj, gone, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts))
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
+	}
+	if gone && h.def.Strategy.DeleteAnswersStatus {
+		// As kube-apiserver's store without ReturnDeletedObject: the
+		// details name the resource in their kind.
+		// Its Status has no code of its own.
+		return writeEncoded(w, out, http.StatusOK, encodeStatusAs(metav1.Status{Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
+			Name: obj.GetName(), Group: h.gr.Group, Kind: h.gr.Resource, UID: obj.GetUID(),
+		}}, out), nil)
 	}
 	return h.writeObject(w, out, http.StatusOK, obj, nil)
 }
@@ -91,7 +101,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		}
 		for _, item := range list.Items {
 			key := storage.Key(item.GetNamespace(), item.GetName())
-			if _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			if _, _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return storageStatus(err, h.gr, item.GetName(), verbOther)
 			}
 		}
@@ -106,35 +116,46 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 
 // deleteObject deletes the object at key, or marks it deleted when it has
 // finalizers once prop's are set (propagation.go). With dryRun it only
-// checks and returns what would be.
-func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool, prop propagation) (O, error) {
+// checks and returns what would be. gone says the object was (or, with
+// dryRun, would be) removed rather than marked.
+func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool, prop propagation) (obj O, gone bool, err error) {
 	var zero O
 	current, err := h.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
-		return zero, err
+		return zero, false, err
 	}
 	if err := h.validateDeleteHook(ctx, current); err != nil {
-		return zero, err
+		return zero, false, err
 	}
 	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {
-		return h.markFinalizing(ctx, key, pre, current, dryRun)
+		obj, err := h.markFinalizing(ctx, key, pre, current, dryRun)
+		return obj, false, err
+	}
+	if h.def.Finalize == nil {
+		// The registry store checks the preconditions on the object read
+		// before anything else (rest.BeforeDelete); a kind with its own
+		// finalize lifecycle, a Namespace, has its own storage that does not.
+		if err := h.precondition(pre, current); err != nil {
+			return zero, false, err
+		}
 	}
 	if _, changed := prop.finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
 		if dryRun {
-			return current, checkPreconditions(key, pre, current)
+			return current, true, checkPreconditions(key, pre, current)
 		}
-		return h.store.Delete(ctx, key, pre)
+		obj, err := h.store.Delete(ctx, key, pre)
+		return obj, err == nil, err
 	}
 	if dryRun {
 		if err := checkPreconditions(key, pre, current); err != nil {
-			return zero, err
+			return zero, false, err
 		}
 		marked := copyObject(current) // current may be shared with other readers
 		if !prop.apply(marked) {
-			return current, nil // deleted as it is stored
+			return current, true, nil // deleted as it is stored
 		}
 		markDeleting(marked, time.Now())
-		return marked, nil
+		return marked, false, nil
 	}
 	marked, err := h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
 		if !prop.apply(cur) {
@@ -144,11 +165,33 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 		return cur, nil
 	})
 	if !errors.Is(err, errNoFinalizers) {
-		return marked, err
+		return marked, false, err
 	}
 	// No finalizer is left (they went away meanwhile, or the policy
 	// removed the last): delete now.
-	return h.store.Delete(ctx, key, pre)
+	obj, err = h.store.Delete(ctx, key, pre)
+	return obj, err == nil, err
+}
+
+// precondition is kube-apiserver's first check of a delete's
+// preconditions, on the object read: 409 Conflict naming the kind, in
+// its words. A concurrent change after the read is caught by storage's
+// own check (checkPreconditions' words).
+func (h *handler[O]) precondition(pre *storage.Preconditions, current O) error {
+	if pre == nil {
+		return nil
+	}
+	// Upstream qualifies the kind by the group, in the resource's place.
+	qualified := schema.GroupResource{Group: h.def.StorageGroupVersion().Group, Resource: h.gvk.Kind}
+	switch {
+	case pre.UID != nil && *pre.UID != string(current.GetUID()):
+		return apierrors.NewConflict(qualified, current.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, current.GetUID()))
+	case pre.ResourceVersion != nil && *pre.ResourceVersion != current.GetResourceVersion():
+		return apierrors.NewConflict(qualified, current.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, current.GetResourceVersion()))
+	}
+	return nil
 }
 
 // errNoFinalizers stops marking an object whose finalizers were removed

@@ -26,7 +26,7 @@ func TestDelete(t *testing.T) {
 		w := e.createWidget("delete", "pre", "red")
 		e.do("DELETE", base+"pre", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"nope"}}`).
 			wantStatus(t, 409, metav1.StatusReasonConflict,
-				`Operation cannot be fulfilled on widgets.storagetest.apiloom.dev "pre": Precondition failed: UID in precondition: nope, UID in object meta: `+string(w.UID))
+				`Operation cannot be fulfilled on Widget.storagetest.apiloom.dev "pre": the UID in the precondition (nope) does not match the UID in record (`+string(w.UID)+`). The object might have been deleted and then recreated`)
 		body, _ := json.Marshal(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &w.UID, ResourceVersion: &w.ResourceVersion}})
 		e.do("DELETE", base+"pre", "application/json", string(body)).widget(t, http.StatusOK)
 	})

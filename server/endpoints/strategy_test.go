@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -156,5 +157,40 @@ func TestListItemsTyped(t *testing.T) {
 		}
 		// A single object always carries its kind.
 		e.do("GET", widgetsPath+"ns/widgets/a", "", "").widget(t, http.StatusOK)
+	}
+}
+
+// TestDeleteAnswersStatus: a DELETE that removes an object answers it for a
+// custom resource and a Success Status naming it for a kind whose store
+// says so (a ConfigMap's); one that only marks it answers the object
+// either way. A failed precondition is kube-apiserver's 409, naming the kind.
+func TestDeleteAnswersStatus(t *testing.T) {
+	for _, status := range []bool{false, true} {
+		e := newStrategyEnv(t, resource.Strategy{DeleteAnswersStatus: status}, status)
+		w := e.createWidget("ns", "a", "red")
+		path := widgetsPath + "ns/widgets/a"
+
+		e.do("DELETE", path, "application/json", `{"preconditions":{"uid":"nope"}}`).wantStatus(t, http.StatusConflict, metav1.StatusReasonConflict,
+			`Operation cannot be fulfilled on Widget.storagetest.apiloom.dev "a": the UID in the precondition (nope) does not match the UID in record (`+string(w.UID)+`). The object might have been deleted and then recreated`)
+		e.do("DELETE", path, "application/json", `{"preconditions":{"resourceVersion":"1"}}`).wantStatus(t, http.StatusConflict, metav1.StatusReasonConflict,
+			`Operation cannot be fulfilled on Widget.storagetest.apiloom.dev "a": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (`+w.ResourceVersion+`). The object might have been modified`)
+
+		// Held by a finalizer: marked, and answered as it is.
+		e.do("PATCH", path, "application/merge-patch+json", `{"metadata":{"finalizers":["example.com/hold"]}}`).widget(t, http.StatusOK)
+		marked := e.do("DELETE", path, "", "").widget(t, http.StatusOK)
+		if marked.DeletionTimestamp == nil {
+			t.Fatalf("status %v: marked %+v", status, marked)
+		}
+		b := e.createWidget("ns", "b", "red")
+		resp := e.do("DELETE", widgetsPath+"ns/widgets/b", "", "")
+		if !status {
+			resp.widget(t, http.StatusOK)
+			continue
+		}
+		var st metav1.Status
+		if err := json.Unmarshal(resp.body, &st); err != nil || resp.code != http.StatusOK || st.Kind != "Status" || st.Status != metav1.StatusSuccess || st.Code != 0 ||
+			!reflect.DeepEqual(st.Details, &metav1.StatusDetails{Name: "b", Group: "storagetest.apiloom.dev", Kind: "widgets", UID: b.UID}) {
+			t.Errorf("DELETE answered %d %s", resp.code, resp.body)
+		}
 	}
 }

@@ -121,6 +121,13 @@ type Strategy struct {
 	// status strategy resets only the spec, as a Namespace's does. False:
 	// a status write changes only status, as a CR's.
 	StatusUpdatesMetadata bool
+	// DeleteAnswersStatus is true when a DELETE that removes the object
+	// answers a Status (Success, its details naming the object) rather
+	// than the object: kube-apiserver's registry store for the kind leaves
+	// ReturnDeletedObject off, as every built-in kind's but a Namespace's
+	// does. False: the deleted object, as for a CR. A DELETE that only
+	// marks the object (finalizers) answers the object either way.
+	DeleteAnswersStatus bool
 }
 
 // ListItemsTyped reports whether the items of a list of the resource carry

@@ -79,6 +79,7 @@ type builtinStrategy struct {
 	UnconditionalUpdate   bool `json:"unconditionalUpdate"`
 	UntrackedGeneration   bool `json:"untrackedGeneration"`
 	StatusUpdatesMetadata bool `json:"statusUpdatesMetadata"`
+	DeleteAnswersStatus   bool `json:"deleteAnswersStatus"`
 }
 
 // builtinField is a selectable field computed by a function.

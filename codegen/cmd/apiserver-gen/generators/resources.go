@@ -81,6 +81,7 @@ const strategyTemplate = `		Strategy: $.Strategy|raw${
 			UnconditionalUpdate:   $.unconditionalUpdate$,
 			UntrackedGeneration:   $.untrackedGeneration$,
 			StatusUpdatesMetadata: $.statusUpdatesMetadata$,
+			DeleteAnswersStatus:   $.deleteAnswersStatus$,
 		},
 `
 
@@ -318,6 +319,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 			"unconditionalUpdate":   strconv.FormatBool(st.UnconditionalUpdate),
 			"untrackedGeneration":   strconv.FormatBool(st.UntrackedGeneration),
 			"statusUpdatesMetadata": strconv.FormatBool(st.StatusUpdatesMetadata),
+			"deleteAnswersStatus":   strconv.FormatBool(st.DeleteAnswersStatus),
 		}))
 	}
 	sw.Do(definitionInfoCloseTemplate, args)

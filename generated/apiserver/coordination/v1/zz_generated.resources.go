@@ -36,6 +36,7 @@ var Lease = &resource.Definition[*coordinationv1.Lease]{
 			UnconditionalUpdate:   false,
 			UntrackedGeneration:   true,
 			StatusUpdatesMetadata: false,
+			DeleteAnswersStatus:   true,
 		},
 	},
 	New:    func() *coordinationv1.Lease { return new(coordinationv1.Lease) },

@@ -39,6 +39,7 @@ var Event = &resource.Definition[*eventsv1.Event]{
 			UnconditionalUpdate:   true,
 			UntrackedGeneration:   true,
 			StatusUpdatesMetadata: false,
+			DeleteAnswersStatus:   true,
 		},
 	},
 	New:    func() *eventsv1.Event { return new(eventsv1.Event) },
