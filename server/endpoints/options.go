@@ -35,6 +35,19 @@ type listRequest struct {
 	timeoutSeconds *int64
 }
 
+// unknownFieldLabel is the message of a field selector on a field the kind
+// cannot select by, as kube-apiserver words it: a custom resource's, and a
+// built-in kind's with fields of its own to select by (a Secret's type),
+// come from their own field-label conversion; a built-in kind that selects
+// only by metadata.name and metadata.namespace (a ConfigMap) has
+// apimachinery's default one.
+func (h *handler[O]) unknownFieldLabel(field string) string {
+	if h.def.BuiltIn && len(h.def.SelectableFields) == 0 {
+		return fmt.Sprintf("%q is not a known field selector: only %q, %q", field, "metadata.name", "metadata.namespace")
+	}
+	return "field label not supported: " + field
+}
+
 // parseListOptions reads metav1.ListOptions from q, validates them as
 // kube-apiserver does (422 Invalid of kind ListOptions) and checks the
 // field selector against the resource's selectable fields. name is the
@@ -81,7 +94,7 @@ func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (lis
 	}
 	for _, req := range in.FieldSelector.Requirements() {
 		if !h.fieldKeys[req.Field] {
-			return lr, apierrors.NewBadRequest("field label not supported: " + req.Field)
+			return lr, apierrors.NewBadRequest(h.unknownFieldLabel(req.Field))
 		}
 	}
 	if name != "" {

@@ -194,3 +194,24 @@ func TestDeleteAnswersStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFieldLabel: a field selector on a field the kind cannot select
+// by is 400 in the words of the field-label conversion kube-apiserver uses
+// for it: a CR's and a kind's with fields of its own, or apimachinery's
+// default for a built-in kind with none (a ConfigMap's).
+func TestUnknownFieldLabel(t *testing.T) {
+	for _, builtIn := range []bool{false, true} {
+		gdef := gadgetDefinition()
+		gdef.BuiltIn = builtIn
+		wdef := validatedWidgets(storagetest.Definition())
+		wdef.BuiltIn = builtIn
+		e := newEnvDefs(t, false, wdef, gdef)
+		want := "field label not supported: spec.zone"
+		if builtIn {
+			want = `"spec.zone" is not a known field selector: only "metadata.name", "metadata.namespace"`
+		}
+		e.do("GET", gadgetsPath+"?fieldSelector=spec.zone%3Dx", "", "").wantStatus(t, http.StatusBadRequest, metav1.StatusReasonBadRequest, want)
+		// Widgets select by spec.color: their own conversion's words.
+		e.do("GET", widgetsPath+"ns/widgets?fieldSelector=spec.size%3D1", "", "").wantStatus(t, http.StatusBadRequest, metav1.StatusReasonBadRequest, "field label not supported: spec.size")
+	}
+}
