@@ -133,6 +133,8 @@ func (n *normalizer) rewrite(v any, key string, listTop bool) any {
 				v[k] = n.rvs[s]
 			case timeKeys[k] && isString && s != "":
 				v[k] = "{time}"
+			case k == "serverAddress" && isString:
+				v[k] = "{address}"
 			default:
 				v[k] = n.rewrite(e, k, listTop && key == "" && k == "metadata")
 			}

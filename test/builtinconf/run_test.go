@@ -229,6 +229,12 @@ func (cr *caseRun) step(ctx context.Context, s Step) (Outcome, error) {
 		return cr.do(ctx, http.MethodDelete, cr.path(r, s.Namespace, s.Delete.Name)+query(nil), ct, body)
 	case "deleteCollection":
 		return cr.do(ctx, http.MethodDelete, cr.path(r, s.Namespace, "")+query(s.DeleteCollection.values()), "", nil)
+	case "raw":
+		method := s.Raw.Method
+		if method == "" {
+			method = http.MethodGet
+		}
+		return cr.do(ctx, method, s.Raw.Path, "", nil)
 	case "watch":
 		return cr.watch(ctx, r, s)
 	}

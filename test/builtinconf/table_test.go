@@ -74,6 +74,8 @@ type Step struct {
 	Delete *Delete `json:"delete,omitempty"`
 	// DeleteCollection DELETEs the collection with the selectors given.
 	DeleteCollection *Selectors `json:"deleteCollection,omitempty"`
+	// Raw sends a request to a path of its own (discovery: /api/).
+	Raw *Raw `json:"raw,omitempty"`
 	// Watch watches the collection from the resourceVersion a list gives,
 	// runs its steps, and records every event up to the one that carries
 	// the resourceVersion the last step answered.
@@ -112,6 +114,12 @@ type Delete struct {
 	Options map[string]any `json:"options,omitempty"`
 }
 
+// A Raw request is a GET (or Method) of Path, which is not the resource's.
+type Raw struct {
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path"`
+}
+
 // A Watch watches the collection (with selectors) around its steps.
 type Watch struct {
 	Selectors `json:",inline"`
@@ -133,7 +141,7 @@ func (s Step) verb() (string, error) {
 		set  bool
 	}{{"create", s.Create != nil}, {"get", s.Get != ""}, {"list", s.List != nil}, {"update", s.Update != nil},
 		{"patch", s.Patch != nil}, {"delete", s.Delete != nil}, {"deleteCollection", s.DeleteCollection != nil},
-		{"watch", s.Watch != nil}} {
+		{"raw", s.Raw != nil}, {"watch", s.Watch != nil}} {
 		if v.set {
 			verbs = append(verbs, v.name)
 		}
