@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 
 	"github.com/apiloom/apiloom/server/discovery"
@@ -149,7 +150,20 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	defer served.Close()
 
-	disc, err := discovery.New(append(s.registry.Infos(), reviews.Infos()...), s.registry.OpenAPIDefinitions(), serverVersion())
+	// Listening first tells discovery the address /api names; connections
+	// wait in the backlog until the server is assembled.
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	serving := false
+	defer func() {
+		if !serving {
+			_ = ln.Close()
+		}
+	}()
+	disc, err := discovery.New(append(s.registry.Infos(), reviews.Infos()...), s.registry.OpenAPIDefinitions(), serverVersion(),
+		discovery.WithServerAddress(advertisedAddress(s.opts.BindAddress, ln)))
 	if err != nil {
 		return err
 	}
@@ -215,10 +229,6 @@ func (s *Server) Run(ctx context.Context) error {
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = endpoints.WithCBOR(handler, cbor)
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)))
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -233,7 +243,6 @@ func (s *Server) Run(ctx context.Context) error {
 	// --http2-server=go; either allows --http2-max-streams-per-connection
 	// streams a connection (100, kube-apiserver's default).
 	if err := configureHTTP2(srv, &s.opts, s.log); err != nil {
-		_ = ln.Close()
 		return err
 	}
 
@@ -244,10 +253,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
 	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authSetup.admin); err != nil {
-		_ = ln.Close()
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 
+	serving = true
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
@@ -304,6 +313,19 @@ func kubeconfigHost(bind string, ln net.Listener) string {
 		bind = "127.0.0.1"
 	}
 	return net.JoinHostPort(bind, port)
+}
+
+// advertisedAddress is the address /api tells clients the server has, as
+// kube-apiserver's serverAddressByClientCIDRs does: the bound address, or
+// the host's default interface's when bound to every interface, and the
+// port.
+func advertisedAddress(bind string, ln net.Listener) string {
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ip, err := utilnet.ResolveBindAddress(net.ParseIP(bind))
+	if err != nil || ip == nil {
+		return kubeconfigHost(bind, ln)
+	}
+	return net.JoinHostPort(ip.String(), port)
 }
 
 func serverVersion() apimachineryversion.Info {

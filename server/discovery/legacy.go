@@ -41,12 +41,17 @@ const (
 var scaleKind = metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 
 // legacyAPIVersions is /api in the legacy form: the versions of the core
-// group, none when it is not served (client-go tolerates the empty list).
-func legacyAPIVersions(core *apiGroup) *metav1.APIVersions {
+// group, none when it is not served (client-go tolerates the empty list),
+// and the server's address for every client when it is known.
+func legacyAPIVersions(core *apiGroup, serverAddress string) *metav1.APIVersions {
 	out := &metav1.APIVersions{
 		TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
 		Versions:                   []string{},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{},
+	}
+	if serverAddress != "" {
+		out.ServerAddressByClientCIDRs = append(out.ServerAddressByClientCIDRs,
+			metav1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: serverAddress})
 	}
 	if core != nil {
 		for _, v := range core.versions {

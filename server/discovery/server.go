@@ -33,6 +33,20 @@ type Server struct {
 	version *document
 }
 
+// Option changes what New renders.
+type Option func(*options)
+
+type options struct {
+	serverAddress string
+}
+
+// WithServerAddress is the server's "host:port", which /api names for
+// every client (serverAddressByClientCIDRs, CIDR 0.0.0.0/0), as
+// kube-apiserver's does; without it the list is empty.
+func WithServerAddress(addr string) Option {
+	return func(o *options) { o.serverAddress = addr }
+}
+
 // New renders every document for infos. defs is openapi-gen's definitions
 // function; it must define each resource's kind (Info.OpenAPIName), its list
 // kind (in the same package) and the apimachinery meta types they use.
@@ -40,7 +54,11 @@ type Server struct {
 //
 // New fails with ErrInvalidResource or ErrMissingDefinition; it keeps no
 // reference to infos or defs.
-func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersion version.Info) (*Server, error) {
+func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersion version.Info, opts ...Option) (*Server, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	groups, err := groupInfos(infos)
 	if err != nil {
 		return nil, err
@@ -63,7 +81,7 @@ func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersio
 		openAPIV3: map[string]*document{},
 	}
 	b := &docBuilder{}
-	s.buildDiscovery(b, groups, serverVersion)
+	s.buildDiscovery(b, groups, serverVersion, o)
 	if err := s.buildOpenAPI(b, groups, infos, defs, serverVersion); err != nil {
 		return nil, err
 	}
@@ -80,7 +98,7 @@ func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersio
 
 // buildDiscovery renders /api, /apis, /apis/{group}, /apis/{group}/{version}
 // and /version.
-func (s *Server) buildDiscovery(b *docBuilder, groups []*apiGroup, serverVersion version.Info) {
+func (s *Server) buildDiscovery(b *docBuilder, groups []*apiGroup, serverVersion version.Info, o options) {
 	// The core group is /api's (and /api/{version}'s), as in
 	// kube-apiserver; /apis lists every other group.
 	core, named := splitCore(groups)
@@ -89,7 +107,7 @@ func (s *Server) buildDiscovery(b *docBuilder, groups []*apiGroup, serverVersion
 		coreGroups = []*apiGroup{core}
 	}
 	s.api = [numFormats]*document{
-		formatLegacy:            b.json(legacyAPIVersions(core), contentTypeJSON),
+		formatLegacy:            b.json(legacyAPIVersions(core, o.serverAddress), contentTypeJSON),
 		formatAggregatedV2:      b.json(aggregatedGroupList(coreGroups, "apidiscovery.k8s.io/v2"), contentTypeAggregatedV2),
 		formatAggregatedV2Beta1: b.json(aggregatedGroupList(coreGroups, "apidiscovery.k8s.io/v2beta1"), contentTypeAggregatedV2Beta1),
 	}

@@ -358,3 +358,21 @@ func TestTrailingSlash(t *testing.T) {
 		}
 	}
 }
+
+// TestServerAddress: /api names the server's address for every client, as
+// kube-apiserver's serverAddressByClientCIDRs does.
+func TestServerAddress(t *testing.T) {
+	s, err := apidiscovery.New(testInfos(), testDefinitions, testVersion, apidiscovery.WithServerAddress("10.0.0.1:6443"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Install(mux)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api", nil))
+	var got metav1.APIVersions
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.ServerAddressByClientCIDRs) != 1 ||
+		got.ServerAddressByClientCIDRs[0] != (metav1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: "10.0.0.1:6443"}) {
+		t.Errorf("/api: %v %s", err, rec.Body)
+	}
+}
