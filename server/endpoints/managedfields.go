@@ -46,7 +46,8 @@ type fieldManagers struct {
 // newFieldManagers builds the field managers of def's objects over tc.
 // Their reset fields are what the handlers ignore (meta.go): a write to
 // the object never sets its status when there is a status subresource, and
-// a write to /status sets nothing but the status. So no manager comes to
+// a write to /status sets nothing but the status (and the metadata, where
+// the kind's status strategy keeps it). So no manager comes to
 // own a field its write could not change, as with kube-apiserver's
 // strategies that reset fields.
 //
@@ -76,10 +77,17 @@ func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managed
 	}
 	fm := &fieldManagers{main: main}
 	if def.HasStatus {
-		statusOnly := map[fieldpath.APIVersion]fieldpath.Filter{
-			version: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status")),
+		// A status write sets the status and, where the kind's status
+		// strategy keeps it (a Namespace's), the metadata it carries
+		// (takeMetadata): its writer owns what it changed of both.
+		written := []*fieldpath.SetMatcher{fieldpath.MakePrefixMatcherOrDie("status")}
+		if def.Strategy.StatusUpdatesMetadata {
+			written = append(written, fieldpath.MakePrefixMatcherOrDie("metadata"))
 		}
-		if fm.status, err = managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "status", statusOnly); err != nil {
+		statusReset := map[fieldpath.APIVersion]fieldpath.Filter{
+			version: fieldpath.NewIncludeMatcherFilter(written...),
+		}
+		if fm.status, err = managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "status", statusReset); err != nil {
 			return nil, err
 		}
 	}

@@ -119,6 +119,39 @@ func TestStatusUpdatesMetadata(t *testing.T) {
 	}
 }
 
+// TestStatusWriterOwnsMetadata: the metadata a status write keeps is
+// credited to its writer, in the managed fields entry of the status
+// subresource, as kube-apiserver credits a Namespace's; a custom
+// resource's status writer owns only status.
+func TestStatusWriterOwnsMetadata(t *testing.T) {
+	patch := `{"metadata":{"annotations":{"a":"b"},"labels":{"l":"v"}},"status":{"phase":"Up"}}`
+	for _, keeps := range []bool{false, true} {
+		e := newStrategyEnv(t, resource.Strategy{StatusUpdatesMetadata: keeps}, keeps)
+		e.createWidget("ns", "a", "red")
+		got := e.do("PATCH", widgetsPath+"ns/widgets/a/status?fieldManager=st", "application/merge-patch+json", patch).widget(t, http.StatusOK)
+		var entry *metav1.ManagedFieldsEntry
+		for i, m := range got.ManagedFields {
+			if m.Manager == "st" {
+				entry = &got.ManagedFields[i]
+			}
+		}
+		if entry == nil || entry.Subresource != "status" || entry.FieldsV1 == nil {
+			t.Fatalf("keeps %v: no status entry of st in %+v", keeps, got.ManagedFields)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(entry.FieldsV1.Raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fields["f:status"]; !ok {
+			t.Errorf("keeps %v: st does not own status: %s", keeps, entry.FieldsV1.Raw)
+		}
+		want := map[string]any{"f:annotations": map[string]any{".": map[string]any{}, "f:a": map[string]any{}}, "f:labels": map[string]any{".": map[string]any{}, "f:l": map[string]any{}}}
+		if meta, ok := fields["f:metadata"]; keeps && !reflect.DeepEqual(meta, want) || !keeps && ok {
+			t.Errorf("keeps %v: st owns metadata %v", keeps, meta)
+		}
+	}
+}
+
 // TestListItemsTyped: the items of a custom resource's list carry kind and
 // apiVersion; a built-in kind's do not, whether they come from the watch
 // cache's frames or are encoded for the request.
