@@ -125,26 +125,6 @@ func jsonKey(obj *corev1.Secret, dataPath *field.Path, key string) field.ErrorLi
 	return nil
 }
 
-// Namespace: the name is a DNS label (RFC 1123) and every finalizer a
-// qualified name. The server's metadata rules already refuse names that
-// are not DNS subdomains, so only those that are subdomains and not labels
-// (a "." in them) are refused here, each with upstream's one message.
-func Namespace(obj, _ *corev1.Namespace) field.ErrorList {
-	var errs field.ErrorList
-	if name := obj.Name; name != "" && len(validation.IsDNS1123Subdomain(name)) == 0 {
-		for _, msg := range apivalidation.ValidateNamespaceName(name, false) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
-		}
-	}
-	finalizers := field.NewPath("spec", "finalizers")
-	for i, f := range obj.Spec.Finalizers {
-		for _, msg := range validation.IsQualifiedName(string(f)) {
-			errs = append(errs, field.Invalid(finalizers.Index(i), f, msg))
-		}
-	}
-	return errs
-}
-
 // immutable is upstream's check of an update of an immutable object: it
 // stays immutable, and each of the named fields keeps its value.
 func immutable(nowImmutable *bool, values, olds []any, names ...string) field.ErrorList {

@@ -42,8 +42,22 @@ func TestRules(t *testing.T) {
 		{"lease holder without strategy", Lease(&coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{PreferredHolder: ptr.To("a")}}, nil),
 			[]string{"spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined"}},
 		{"namespace ok", Namespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, nil), nil},
+		// Upstream's ValidateNamespace names the list, and a name without
+		// a domain that is not a standard finalizer gets a second cause.
 		{"namespace bad finalizer", Namespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"a b"}}}, nil),
-			[]string{"spec.finalizers[0]: Invalid value"}},
+			[]string{`spec.finalizers: Invalid value: "a b": name part must consist of`, `spec.finalizers: Invalid value: "a b": name is neither a standard finalizer name nor is it fully qualified`}},
+		{"namespace standard and qualified finalizers", Namespace(&corev1.Namespace{Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes", "orphan", "foregroundDeletion", "example.com/f"}}}, nil), nil},
+		{"namespace unqualified finalizer", Namespace(&corev1.Namespace{Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"mine"}}}, nil),
+			[]string{`spec.finalizers: Invalid value: "mine": name is neither a standard finalizer name nor is it fully qualified`}},
+		// The finalize subresource's rule names the entry.
+		{"namespace finalize bad finalizer", NamespaceFinalize(&corev1.Namespace{Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes", "a b"}}}, nil),
+			[]string{`spec.finalizers[1]: Invalid value: "a b": name part must consist of`, `spec.finalizers[1]: Invalid value: "a b": name is neither a standard`}},
+		{"namespace status active", NamespaceStatus(&corev1.Namespace{Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}, nil), nil},
+		{"namespace status terminating without deletion", NamespaceStatus(&corev1.Namespace{Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, nil),
+			[]string{"status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"}},
+		{"namespace status active while deleted", NamespaceStatus(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}, nil),
+			[]string{"status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"}},
+		{"namespace status terminating while deleted", NamespaceStatus(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, nil), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := causes(tc.errs)
@@ -56,5 +70,26 @@ func TestRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNamespaceName: a Namespace name is a DNS label: an upper-case one
+// gets the label's message (not the subdomain's), one with a dot "must not
+// contain dots", and a generateName prefix may end in "-".
+func TestNamespaceName(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		prefix bool
+		want   string
+	}{
+		{"team-a", false, ""},
+		{"team-", true, ""},
+		{"UPPER", false, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'"},
+		{"a.b", false, "must not contain dots"},
+	} {
+		msgs := NamespaceName(c.name, c.prefix)
+		if got := strings.Join(msgs, "; "); c.want == "" && got != "" || c.want != "" && (len(msgs) != 1 || !strings.HasPrefix(got, c.want)) {
+			t.Errorf("NamespaceName(%q, %v) = %q, want %q", c.name, c.prefix, got, c.want)
+		}
 	}
 }

@@ -250,7 +250,8 @@ func setOrDelete(dst map[string]any, key string, src map[string]any) {
 // current with only its status and its managed fields (tracked by the
 // caller, or merged by an apply) taken from obj, and the metadata a client
 // writes where the kind's status strategy keeps it (takeMetadata); validated as a CRD's
-// status strategy does (422 Invalid): the status by the schema, the whole
+// status strategy does (422 Invalid), with the kind's own status rules
+// (Definition.ValidateStatus) first: the status by the schema, the whole
 // object by the CEL rules, ratcheting against current, so a spec that a
 // tightened schema refuses does not stop status writes. What is validated
 // is current with the status of f, the request's form, or without a form
@@ -279,8 +280,8 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 	if timesMoved {
 		before = copyObject(current)
 	}
-	var stored O // current as stored, the hooks' old object
-	if h.def.Hooks != nil {
+	var stored O // current as stored, the hooks' and ValidateStatus's old object
+	if h.def.Hooks != nil || h.def.ValidateStatus != nil {
 		stored = copyObject(current)
 	}
 	var metaErrs field.ErrorList
@@ -319,6 +320,9 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 		u = maps.Clone(old)
 		u["metadata"] = meta
 		setOrDelete(u, "status", f.content)
+	}
+	if h.def.ValidateStatus != nil {
+		metaErrs = append(metaErrs, h.def.ValidateStatus(current, stored)...)
 	}
 	if err := h.invalid(current, append(metaErrs, h.validateStatusUpdate(ctx, current, u, old)...)); err != nil {
 		return zero, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -149,6 +150,48 @@ func TestStatusWriterOwnsMetadata(t *testing.T) {
 		if meta, ok := fields["f:metadata"]; keeps && !reflect.DeepEqual(meta, want) || !keeps && ok {
 			t.Errorf("keeps %v: st owns metadata %v", keeps, meta)
 		}
+	}
+}
+
+// TestValidateStatus: a kind's status rules (Definition.ValidateStatus)
+// hold every write to its status subresource, with the stored object as
+// old, and refuse it with one 422 naming the cause; writes to the object
+// are not held to them, as upstream's status strategy ValidateUpdate
+// (a Namespace's phase) is not its main strategy's.
+func TestValidateStatus(t *testing.T) {
+	wdef := validatedWidgets(storagetest.Definition())
+	wdef.Strategy, wdef.BuiltIn = builtInStrategy, true
+	var olds []string
+	wdef.ValidateStatus = func(obj, old *widget) field.ErrorList {
+		olds = append(olds, old.Status.Phase)
+		if obj.Status.Phase == "Bad" {
+			return field.ErrorList{field.Invalid(field.NewPath("status", "phase"), obj.Status.Phase, "may not be bad")}
+		}
+		return nil
+	}
+	e := newEnvDefs(t, false, wdef, gadgetDefinition())
+	e.createWidget("ns", "a", "red")
+	path := widgetsPath + "ns/widgets/a/status"
+	e.do("PATCH", path, "application/merge-patch+json", `{"status":{"phase":"Up"}}`).widget(t, http.StatusOK)
+	for _, w := range []struct{ method, query, ctype, body string }{
+		{"PATCH", "", "application/merge-patch+json", `{"status":{"phase":"Bad"}}`},
+		{"PUT", "", "application/json", `{"apiVersion":"` + widgetAPI + `","kind":"Widget","metadata":{"name":"a"},"status":{"phase":"Bad"}}`},
+		{"PATCH", "?fieldManager=m&force=true", "application/apply-patch+yaml", `{"apiVersion":"` + widgetAPI + `","kind":"Widget","metadata":{"name":"a"},"status":{"phase":"Bad"}}`},
+	} {
+		e.do(w.method, path+w.query, w.ctype, w.body).wantStatus(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`Widget.storagetest.apiloom.dev "a" is invalid: status.phase: Invalid value: "Bad": may not be bad`)
+	}
+	if got := e.do("GET", widgetsPath+"ns/widgets/a", "", "").widget(t, http.StatusOK); got.Status.Phase != "Up" {
+		t.Errorf("refused status writes stored phase %q", got.Status.Phase)
+	}
+	if want := []string{"", "Up", "Up", "Up"}; !reflect.DeepEqual(olds, want) {
+		t.Errorf("ValidateStatus saw stored phases %q, want %q", olds, want)
+	}
+	// A write to the object does not run the status rules.
+	olds = nil
+	e.do("PATCH", widgetsPath+"ns/widgets/a", "application/merge-patch+json", `{"spec":{"color":"blue"}}`).widget(t, http.StatusOK)
+	if olds != nil {
+		t.Errorf("a write to the object ran the status rules")
 	}
 }
 

@@ -277,6 +277,14 @@ type Definition[O Object] struct {
 	// metadata validation: the RBAC kinds accept any name that can be a
 	// URL path segment ("system:basic-user"), as kube-apiserver does.
 	ValidateName func(name string, prefix bool) []string
+	// ValidateStatus, optional, returns what is wrong with obj, the object
+	// a write to the status subresource would store over old, the stored
+	// object, beyond the metadata rules: kube-apiserver's status strategy
+	// ValidateUpdate of a built-in kind (a Namespace's phase agrees with
+	// its deletionTimestamp). Validate is not called on status writes, as
+	// upstream's status strategies do not call it. Violations join the
+	// metadata's in one 422 Invalid. It must not change obj or old.
+	ValidateStatus func(obj, old O) field.ErrorList
 	// Finalize, optional, is the kind's own deletion lifecycle and its
 	// finalize subresource (lifecycle.go); Info.HasFinalize says it is set.
 	Finalize *Finalize[O]

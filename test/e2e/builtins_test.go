@@ -167,6 +167,16 @@ func TestBuiltinsValidation(t *testing.T) {
 			_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}}, metav1.CreateOptions{})
 			return err
 		}, []string{`metadata.name: Invalid value: "a.b": must not contain dots`}},
+		{"namespace name with upper case", func(ctx context.Context) error {
+			_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "UPPER"}}, metav1.CreateOptions{})
+			return err
+		}, []string{`metadata.name: Invalid value: "UPPER": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`}},
+		{"namespace with an invalid finalizer", func(ctx context.Context) error {
+			_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "badfin"},
+				Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"bad finalizer!"}}}, metav1.CreateOptions{})
+			return err
+		}, []string{`spec.finalizers: Invalid value: "bad finalizer!": name part must consist of`,
+			`spec.finalizers: Invalid value: "bad finalizer!": name is neither a standard finalizer name nor is it fully qualified`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.create(ctx)

@@ -69,6 +69,11 @@ type builtinKind struct {
 	// names, of type func(name string, prefix bool) []string, in place
 	// of the DNS-subdomain rule; empty for that one.
 	ValidateName string `json:"validateName"`
+	// ValidateStatus is the function with the rules of a write to the
+	// kind's status subresource, of type func(obj, old *T)
+	// field.ErrorList (kube-apiserver's status strategy ValidateUpdate);
+	// empty for none.
+	ValidateStatus string `json:"validateStatus"`
 	// Strategy are the kind's facts from kube-apiserver's registry
 	// strategy (resource.Strategy); left out, a custom resource's.
 	Strategy builtinStrategy `json:"strategy"`
@@ -156,7 +161,7 @@ func (k *builtinKind) funcs() []string {
 	if k.Printer != "" {
 		out = append(out, k.Printer)
 	}
-	for _, ref := range []string{k.Default, k.Prepare, k.Finalize, k.ValidateName} {
+	for _, ref := range []string{k.Default, k.Prepare, k.Finalize, k.ValidateName, k.ValidateStatus} {
 		if ref != "" {
 			out = append(out, ref)
 		}
@@ -305,6 +310,7 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 		{"prepare", bk.Prepare, &r.Prepare, false},
 		{"finalize", bk.Finalize, &r.Finalize, true},
 		{"validateName", bk.ValidateName, &r.ValidateName, false},
+		{"validateStatus", bk.ValidateStatus, &r.ValidateStatus, false},
 	} {
 		if h.ref == "" {
 			continue
@@ -329,6 +335,9 @@ func (a *analyzer) builtinResource(u types.Universe, p *types.Package, bk builti
 	r.Strategy = resource.Strategy(bk.Strategy)
 	if r.Strategy.StatusUpdatesMetadata && !r.HasStatus {
 		return nil, errors.New("strategy: statusUpdatesMetadata without a status subresource")
+	}
+	if r.ValidateStatus != nil && !r.HasStatus {
+		return nil, errors.New("validateStatus without a status subresource")
 	}
 	return r, nil
 }

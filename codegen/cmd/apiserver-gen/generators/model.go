@@ -91,6 +91,9 @@ type resourceModel struct {
 	// ValidateName is the kind's rule for object names (a built-in
 	// kind's); nil for the DNS-subdomain rule.
 	ValidateName *types.Type
+	// ValidateStatus is the kind's rule for writes to its status
+	// subresource (a built-in kind's); nil for none.
+	ValidateStatus *types.Type
 	// HasFinalize is true when Finalize is set.
 	HasFinalize bool
 	// Strategy are the facts of the kind's registry strategy (a built-in

@@ -91,7 +91,7 @@ const hasFinalizeTemplate = `		HasFinalize: true,
 `
 
 // hookTemplate states one hook of a built-in kind (Default, Prepare,
-// Finalize, ValidateName).
+// Finalize, ValidateName, ValidateStatus).
 const hookTemplate = `	$.field$: $.hook|raw$,
 `
 
@@ -350,7 +350,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 	for _, h := range []struct {
 		field string
 		hook  *types.Type
-	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}, {"ValidateName", r.ValidateName}} {
+	}{{"Default", r.Default}, {"Prepare", r.Prepare}, {"Finalize", r.Finalize}, {"ValidateName", r.ValidateName}, {"ValidateStatus", r.ValidateStatus}} {
 		if h.hook != nil {
 			sw.Do(hookTemplate, args.With("field", h.field).With("hook", h.hook))
 		}

@@ -155,10 +155,12 @@ var Namespace = &resource.Definition[*corev1.Namespace]{
 	SpecEqual: func(a, b *corev1.Namespace) bool {
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
-	Validate: validation.Namespace,
-	Default:  strategy.Namespace,
-	Prepare:  strategy.NamespacePrepare,
-	Finalize: strategy.NamespaceFinalize,
+	Validate:       validation.Namespace,
+	Default:        strategy.Namespace,
+	Prepare:        strategy.NamespacePrepare,
+	Finalize:       strategy.NamespaceFinalize,
+	ValidateName:   validation.NamespaceName,
+	ValidateStatus: validation.NamespaceStatus,
 }
 
 // namespaceFields returns the field-selector fields of the Namespace o.
