@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/apiloom/apiloom/builtin/validation"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -46,7 +47,8 @@ func NamespacePrepare(obj, old *corev1.Namespace) {
 
 // NamespaceFinalize is a Namespace's finalize lifecycle: spec.finalizers
 // keep a deleted Namespace, which is Terminating from its first DELETE on,
-// until namespaces/finalize empties them.
+// until namespaces/finalize empties them; that subresource's writes are
+// held to upstream's finalize rules (validation.NamespaceFinalize).
 var NamespaceFinalize = &resource.Finalize[*corev1.Namespace]{
 	Copy: func(dst, src *corev1.Namespace) {
 		dst.Spec.Finalizers = slices.Clone(src.Spec.Finalizers)
@@ -55,4 +57,5 @@ var NamespaceFinalize = &resource.Finalize[*corev1.Namespace]{
 	MarkDeleting: func(obj *corev1.Namespace) {
 		obj.Status.Phase = corev1.NamespaceTerminating
 	},
+	Validate: validation.NamespaceFinalize,
 }

@@ -12,8 +12,8 @@ import (
 // The finalize lifecycle of a kind with finalizers of its own
 // (resource.Definition.Finalize, a Namespace's spec.finalizers), as
 // kube-apiserver's namespace storage has it: the first DELETE marks the
-// object (markFinalizing), a PUT of .../{name}/finalize changes only its
-// own finalizers (prepareFinalize), and the update that leaves it without
+// object (markFinalizing), a PUT of .../{name}/finalize changes its own
+// finalizers and metadata, never the status (prepareFinalize), and the update that leaves it without
 // finalizers of either kind deletes it (guaranteedUpdate).
 
 // ownFinalizersPending reports whether obj has finalizers of its kind's
@@ -62,18 +62,28 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 }
 
 // prepareFinalize returns the object a PUT of .../finalize stores over
-// current: current with only its own finalizers taken from obj, the
-// request's object, which must carry current's resourceVersion, and
-// validated by the kind's rules (422). current is the caller's copy and
-// becomes the result.
+// current: current with its own finalizers, the metadata a client writes
+// (takeMetadata) and the managed fields (tracked by the caller) taken from
+// obj, the request's object, which must carry current's resourceVersion;
+// only the status stays current's, as kube-apiserver's finalize strategy
+// resets only the status. Validated by the metadata rules and the kind's
+// finalize rules (Finalize.Validate, else its Validate), one 422. current
+// is the caller's copy and becomes the result.
 func (h *handler[O]) prepareFinalize(obj, current O) (O, error) {
 	var zero O
 	if err := h.checkResourceVersion(obj, current); err != nil {
 		return zero, err
 	}
 	old := copyObject(current)
+	errs := h.takeMetadata(current, obj)
 	h.def.Finalize.Copy(current, obj)
-	if err := h.invalid(current, h.kindErrors(current, old)); err != nil {
+	current.SetManagedFields(obj.GetManagedFields())
+	if v := h.def.Finalize.Validate; v != nil {
+		errs = append(errs, v(current, old)...)
+	} else {
+		errs = append(errs, h.kindErrors(current, old)...)
+	}
+	if err := h.invalid(current, errs); err != nil {
 		return zero, err
 	}
 	return current, nil

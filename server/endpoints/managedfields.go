@@ -38,6 +38,10 @@ type fieldManagers struct {
 	main *managedfields.FieldManager
 	// status is nil when the resource has no status subresource.
 	status *managedfields.FieldManager
+	// finalize tracks writes through the finalize subresource, which
+	// set anything but the status, as writes to the object do; nil
+	// without one.
+	finalize *managedfields.FieldManager
 	// scale tracks writes through the scale subresource, whose Scales
 	// ScaleHandler maps to the object (scale.go); nil without one.
 	scale *managedfields.FieldManager
@@ -76,6 +80,11 @@ func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managed
 		return nil, err
 	}
 	fm := &fieldManagers{main: main}
+	if def.HasFinalize {
+		if fm.finalize, err = managedfields.NewDefaultFieldManager(tc, conv, conv, conv, gvk, gvk.GroupVersion(), "finalize", mainReset); err != nil {
+			return nil, err
+		}
+	}
 	if def.HasStatus {
 		// A status write sets the status and, where the kind's status
 		// strategy keeps it (a Namespace's), the metadata it carries
@@ -101,8 +110,11 @@ func newFieldManagers[O resource.Object](def *resource.Definition[O], tc managed
 
 // forRoute is the field manager of a write through rt's endpoint.
 func (f *fieldManagers) forRoute(rt route) *managedfields.FieldManager {
-	if rt.status {
+	switch {
+	case rt.status:
 		return f.status
+	case rt.finalize:
+		return f.finalize
 	}
 	return f.main
 }

@@ -1,5 +1,7 @@
 package resource
 
+import "k8s.io/apimachinery/pkg/util/validation/field"
+
 // Finalize is a kind's own finalizers, beside metadata.finalizers, and the
 // subresource that changes them, as kube-apiserver's namespace storage has
 // them for a Namespace's spec.finalizers:
@@ -19,4 +21,9 @@ type Finalize[O Object] struct {
 	// MarkDeleting records on obj, as its deletion is first requested,
 	// what the kind shows of it (a Namespace's phase Terminating).
 	MarkDeleting func(obj O)
+	// Validate, optional, returns what is wrong with obj, the object a
+	// PUT of .../{name}/finalize would store over old, beyond the
+	// metadata rules (kube-apiserver's finalize strategy ValidateUpdate);
+	// nil: the kind's Definition.Validate. It must not change obj or old.
+	Validate func(obj, old O) field.ErrorList
 }

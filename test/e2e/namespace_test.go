@@ -194,14 +194,52 @@ func TestNamespaceFinalize(t *testing.T) {
 	if err != nil || ns.Status.Phase != corev1.NamespaceTerminating || len(ns.Finalizers) != 0 {
 		t.Fatalf("held by spec.finalizers alone: %v %+v", err, ns)
 	}
-	// Finalize changes spec.finalizers and nothing else; emptied, the
-	// namespace goes.
+	// Finalize refuses a finalizer that is not a qualified name, naming
+	// the entry, with both of upstream's causes.
+	bad := ns.DeepCopy()
+	bad.Spec.Finalizers = []corev1.FinalizerName{"example.com/own", "bad finalizer!"}
+	_, err = kc.CoreV1().Namespaces().Finalize(ctx, bad, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.finalizers[1]: Invalid value: "bad finalizer!": name part must consist of`) ||
+		!strings.Contains(err.Error(), `spec.finalizers[1]: Invalid value: "bad finalizer!": name is neither a standard finalizer name nor is it fully qualified`) {
+		t.Fatalf("finalize with a bad finalizer: %v", err)
+	}
+	// Finalize changes spec.finalizers and the metadata it carries, as
+	// kube-apiserver's finalize strategy (only the status is kept), and
+	// its writer owns them; emptied, the namespace goes.
 	ns.Spec.Finalizers, ns.Labels["team"] = nil, "b"
-	ns, err = kc.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
-	if err != nil || len(ns.Spec.Finalizers) != 0 || ns.Labels["team"] != "a" {
+	ns, err = kc.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{FieldManager: "finalizer"})
+	if err != nil || len(ns.Spec.Finalizers) != 0 || ns.Labels["team"] != "b" || ns.Status.Phase != corev1.NamespaceTerminating {
 		t.Fatalf("finalize: %v %+v", err, ns)
 	}
+	if i := slices.IndexFunc(ns.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == "finalizer" }); i < 0 ||
+		ns.ManagedFields[i].Subresource != "finalize" || !strings.Contains(string(ns.ManagedFields[i].FieldsV1.Raw), `"f:team"`) {
+		t.Errorf("finalize's managed fields: %+v", ns.ManagedFields)
+	}
 	waitNamespaceGone(t, kc, "fin")
+}
+
+// TestNamespaceStatusValidation: a write to namespaces/NAME/status is held
+// to upstream's status rules: the phase is Active until the namespace's
+// deletion is requested, Terminating after.
+func TestNamespaceStatusValidation(t *testing.T) {
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "leases"), testserver.WithAuthorizationModes("AlwaysAllow"))
+	kc := kubernetes.NewForConfigOrDie(ts.Config)
+	ctx := t.Context()
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "st"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := kc.CoreV1().Namespaces().Patch(ctx, "st", types.MergePatchType, []byte(`{"status":{"phase":"Terminating"}}`), metav1.PatchOptions{}, "status")
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty") {
+		t.Fatalf("status phase Terminating without a deletion: %v", err)
+	}
+	ns, err := kc.CoreV1().Namespaces().Get(ctx, "st", metav1.GetOptions{})
+	if err != nil || ns.Status.Phase != corev1.NamespaceActive {
+		t.Fatalf("after a refused status write: %v %+v", err, ns.Status)
+	}
+	// A status write that keeps the phase is accepted.
+	if _, err := kc.CoreV1().Namespaces().Patch(ctx, "st", types.MergePatchType, []byte(`{"status":{"conditions":[{"type":"Custom","status":"True"}]}}`), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("status write: %v", err)
+	}
 }
 
 // TestNamespaceThenContent: an object created right after its namespace,
