@@ -128,7 +128,7 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 		return zero, false, err
 	}
 	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {
-		obj, err := h.markFinalizing(ctx, key, pre, current, dryRun)
+		obj, err := h.markFinalizing(ctx, key, pre, current, dryRun, prop)
 		return obj, false, err
 	}
 	if h.def.Finalize == nil {

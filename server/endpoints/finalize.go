@@ -24,11 +24,13 @@ func (h *handler[O]) ownFinalizersPending(obj O) bool {
 
 // markFinalizing answers a DELETE of current, an object of a kind with a
 // finalize lifecycle that is not yet marked or still has its own
-// finalizers: the first time, deletionTimestamp is set and the kind marks
-// it (a Namespace becomes Terminating), unless the preconditions fail;
-// after that the object is answered as it is. With dryRun nothing is
-// stored.
-func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storage.Preconditions, current O, dryRun bool) (O, error) {
+// finalizers: the first time, deletionTimestamp is set, the kind marks it
+// (a Namespace becomes Terminating) and prop's garbage-collection
+// finalizer is set (propagation.go: foregroundDeletion for Foreground),
+// as kube-apiserver's namespace storage does, unless the preconditions
+// fail; after that the object is answered as it is. With dryRun nothing
+// is stored.
+func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storage.Preconditions, current O, dryRun bool, prop propagation) (O, error) {
 	var zero O
 	if err := checkPreconditions(key, pre, current); err != nil {
 		return zero, err
@@ -42,6 +44,7 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 			obj.SetDeletionTimestamp(&now)
 		}
 		h.def.Finalize.MarkDeleting(obj)
+		prop.apply(obj) // whether metadata.finalizers remain does not matter here
 	}
 	if dryRun {
 		obj := copyObject(current) // may be shared with other readers

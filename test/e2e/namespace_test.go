@@ -218,6 +218,40 @@ func TestNamespaceFinalize(t *testing.T) {
 	waitNamespaceGone(t, kc, "fin")
 }
 
+// TestNamespaceForegroundDelete: a namespace's first DELETE with
+// propagationPolicy Foreground answers it Terminating with the
+// foregroundDeletion finalizer, as kube-apiserver's namespace storage
+// does (a dry run stores nothing); the garbage collector then removes the
+// finalizer, the namespace controller its own, and the namespace goes.
+func TestNamespaceForegroundDelete(t *testing.T) {
+	ts, _ := startServer(t, testserver.WithBuiltinAPIs("namespaces", "configmaps", "leases"), testserver.WithAuthorizationModes("AlwaysAllow"))
+	kc := kubernetes.NewForConfigOrDie(ts.Config)
+	ctx := t.Context()
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fg"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	del := func(opts metav1.DeleteOptions) *corev1.Namespace {
+		t.Helper()
+		ns := &corev1.Namespace{}
+		if err := kc.CoreV1().RESTClient().Delete().Resource("namespaces").Name("fg").Body(&opts).Do(ctx).Into(ns); err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	fg := metav1.DeletePropagationForeground
+	want := []string{metav1.FinalizerDeleteDependents}
+	if ns := del(metav1.DeleteOptions{PropagationPolicy: &fg, DryRun: []string{metav1.DryRunAll}}); !slices.Equal(ns.Finalizers, want) || ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("dry-run foreground DELETE answered finalizers %v, phase %s", ns.Finalizers, ns.Status.Phase)
+	}
+	if ns, err := kc.CoreV1().Namespaces().Get(ctx, "fg", metav1.GetOptions{}); err != nil || len(ns.Finalizers) != 0 || ns.DeletionTimestamp != nil {
+		t.Fatalf("after a dry run: %v %+v", err, ns)
+	}
+	if ns := del(metav1.DeleteOptions{PropagationPolicy: &fg}); !slices.Equal(ns.Finalizers, want) || ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+		t.Fatalf("foreground DELETE answered finalizers %v, phase %s, deletionTimestamp %v", ns.Finalizers, ns.Status.Phase, ns.DeletionTimestamp)
+	}
+	waitNamespaceGone(t, kc, "fg")
+}
+
 // TestNamespaceStatusValidation: a write to namespaces/NAME/status is held
 // to upstream's status rules: the phase is Active until the namespace's
 // deletion is requested, Terminating after.
