@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -23,6 +24,20 @@ const (
 	noteLengthLimit              = 1024
 )
 
+// EventName is the rule of Event names (resource.Definition.ValidateName
+// of both versions): kube-apiserver's Event strategy states none, so its
+// generic metadata pass applies, which asks only that a name can be a URL
+// path segment (not ".", "..", no "/" or "%"; a generateName only no "/"
+// or "%"). A core/v1 Event may be named "Bad_Name"; events.k8s.io/v1 adds
+// the DNS-subdomain rule on create only (EventsV1Event), so an update
+// through it of an Event created through core/v1 keeps such a name.
+func EventName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
+}
+
 // CoreV1Event: an Event written through core/v1 gets kube-apiserver's
 // legacy rules only (for compatibility with old clients): its namespace
 // agrees with involvedObject's and, once it has an eventTime, it names its
@@ -33,10 +48,11 @@ func CoreV1Event(obj, _ *corev1.Event) field.ErrorList {
 }
 
 // EventsV1Event: an Event written through events.k8s.io/v1 gets the legacy
-// rules and kube-apiserver's strict ones: on create an eventTime, a type
-// Normal or Warning, a series of at least 2 with its lastObservedTime, and
-// none of the deprecated core fields; on update every field but the
-// series and metadata unchanged. Upstream checks the stored (core) form,
+// rules and kube-apiserver's strict ones: on create a name (and
+// generateName) that is a DNS subdomain, an eventTime, a type Normal or
+// Warning, a series of at least 2 with its lastObservedTime, and none of
+// the deprecated core fields; on update every field but the series and
+// metadata unchanged. Upstream checks the stored (core) form,
 // so paths name core/v1's fields (involvedObject, message, ...).
 func EventsV1Event(obj, old *eventsv1.Event) field.ErrorList {
 	var ev, oldEv corev1.Event
@@ -98,9 +114,28 @@ func requiredWithin(value, name string, limit int) field.ErrorList {
 	return errs
 }
 
-// strictEventCreate are the events.k8s.io/v1 rules of a new Event.
+// strictEventCreate are the events.k8s.io/v1 rules of a new Event, in
+// upstream's order. Upstream validates the whole metadata here with the
+// DNS-subdomain name rule; the server's metadata pass (with EventName)
+// checks the rest of it, so only the names are checked again here.
+//
+// Upstream runs its generic metadata pass only when this one found
+// nothing, so a name that is not a path segment ("a/b") gets this one's
+// cause alone there; here it also gets EventName's.
 func strictEventCreate(e *corev1.Event) field.ErrorList {
-	errs := eventSeries(e)
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	if e.GenerateName != "" {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(e.GenerateName, true) {
+			errs = append(errs, field.Invalid(meta.Child("generateName"), e.GenerateName, msg))
+		}
+	}
+	if e.Name != "" {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(e.Name, false) {
+			errs = append(errs, field.Invalid(meta.Child("name"), e.Name, msg))
+		}
+	}
+	errs = append(errs, eventSeries(e)...)
 	if e.EventTime.IsZero() {
 		errs = append(errs, field.Required(field.NewPath("eventTime"), ""))
 	}
@@ -124,8 +159,10 @@ func strictEventCreate(e *corev1.Event) field.ErrorList {
 
 // strictEventUpdate are the events.k8s.io/v1 rules of an update: a
 // changed series is checked, everything else but metadata is immutable
-// (eventTime to the microsecond its serialization keeps). reason is
-// checked twice, as upstream does, so a changed reason is reported twice.
+// (eventTime to the microsecond its serialization keeps). Upstream checks
+// reason twice (after count too), but its strategy's declarative
+// validation pass filters the list through field.ErrorList.Filter, which
+// drops an error equal to one before it, so a changed reason is one cause.
 func strictEventUpdate(e, old *corev1.Event) field.ErrorList {
 	var errs field.ErrorList
 	if !reflect.DeepEqual(e.Series, old.Series) {
@@ -141,7 +178,6 @@ func strictEventUpdate(e, old *corev1.Event) field.ErrorList {
 	same(e.FirstTimestamp, old.FirstTimestamp, "firstTimestamp")
 	same(e.LastTimestamp, old.LastTimestamp, "lastTimestamp")
 	same(e.Count, old.Count, "count")
-	same(e.Reason, old.Reason, "reason")
 	same(e.Type, old.Type, "type")
 	if !e.EventTime.Truncate(time.Microsecond).UTC().Equal(old.EventTime.Truncate(time.Microsecond).UTC()) {
 		same(e.EventTime, old.EventTime, "eventTime")

@@ -99,8 +99,9 @@ var Event = &resource.Definition[*corev1.Event]{
 			equality.Semantic.DeepEqual(a.ReportingController, b.ReportingController) &&
 			equality.Semantic.DeepEqual(a.ReportingInstance, b.ReportingInstance)
 	},
-	Validate: validation.CoreV1Event,
-	Printer:  printers.CoreV1Event,
+	Validate:     validation.CoreV1Event,
+	Printer:      printers.CoreV1Event,
+	ValidateName: validation.EventName,
 }
 
 // eventFields returns the field-selector fields of the Event o.

@@ -62,8 +62,9 @@ var Event = &resource.Definition[*eventsv1.Event]{
 			equality.Semantic.DeepEqual(a.DeprecatedLastTimestamp, b.DeprecatedLastTimestamp) &&
 			equality.Semantic.DeepEqual(a.DeprecatedCount, b.DeprecatedCount)
 	},
-	Validate: validation.EventsV1Event,
-	Printer:  printers.EventsV1Event,
+	Validate:     validation.EventsV1Event,
+	Printer:      printers.EventsV1Event,
+	ValidateName: validation.EventName,
 }
 
 // eventFields returns the field-selector fields of the Event o.
