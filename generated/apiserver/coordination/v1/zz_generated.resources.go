@@ -3,6 +3,7 @@
 package v1
 
 import (
+	strategy "github.com/apiloom/apiloom/builtin/strategy"
 	validation "github.com/apiloom/apiloom/builtin/validation"
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
@@ -47,6 +48,7 @@ var Lease = &resource.Definition[*coordinationv1.Lease]{
 		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 	},
 	Validate: validation.Lease,
+	Prepare:  strategy.LeasePrepare,
 }
 
 // Install registers every coordination.k8s.io/v1 resource with r.
