@@ -28,6 +28,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &crdconfv1.ExtraApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Formats"):
 		return &crdconfv1.FormatsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Gadget"):
+		return &crdconfv1.GadgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Limit"):
 		return &crdconfv1.LimitApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Route"):

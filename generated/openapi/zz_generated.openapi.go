@@ -27,6 +27,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Entry":                  schema_apiloom_apis_crdconf_v1_Entry(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Extra":                  schema_apiloom_apis_crdconf_v1_Extra(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Formats":                schema_apiloom_apis_crdconf_v1_Formats(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Gadget":                 schema_apiloom_apis_crdconf_v1_Gadget(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.GadgetList":             schema_apiloom_apis_crdconf_v1_GadgetList(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Limit":                  schema_apiloom_apis_crdconf_v1_Limit(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Route":                  schema_apiloom_apis_crdconf_v1_Route(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Widget":                 schema_apiloom_apis_crdconf_v1_Widget(ref),
@@ -580,6 +582,101 @@ func schema_apiloom_apis_crdconf_v1_Formats(ref common.ReferenceCallback) common
 				},
 			},
 		},
+	}
+}
+
+func schema_apiloom_apis_crdconf_v1_Gadget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Gadget is a Widget with typed hooks (hooks/crdconf/v1): hooks that change nothing must not change what validation sees, so the table of test/crdconf runs against Gadgets too and must answer as the CRD of Widget does (a required field left out stays missing, not a Go zero).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/apiloom/apiloom/apis/crdconf/v1.WidgetSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/apiloom/apiloom/apis/crdconf/v1.WidgetStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetSpec", "github.com/apiloom/apiloom/apis/crdconf/v1.WidgetStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_crdconf_v1_GadgetList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GadgetList is a list of Gadgets.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/crdconf/v1.Gadget"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/crdconf/v1.Gadget", metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

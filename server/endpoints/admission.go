@@ -37,9 +37,9 @@ import (
 // unstructured content; a schema with defaults adds one conversion of the
 // defaulted content to the Go type; the metadata is converted to
 // unstructured content, and an update converts the stored object, the
-// old object of ratcheting. Server-side apply and /scale, whose merged
-// object exists only as a typed object, validate its unstructured
-// conversion (form nil).
+// old object of ratcheting. Mutating hooks and server-side apply, which
+// change the typed object, keep to the request's fields (presence.go);
+// /scale validates the object's unstructured conversion (form nil).
 
 // schemaChecker returns the schema check of def: the one an option gave,
 // or one built from def.Schema. It panics when the schema is invalid, a

@@ -50,7 +50,11 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			if err := h.checkName(obj, rt); err != nil {
 				return zero, err
 			}
-			return h.prepareWrite(ctx, obj, current, nil, rt)
+			obj, f, err := h.applyForm(a.config, obj, current, false)
+			if err != nil {
+				return zero, err
+			}
+			return h.prepareWrite(ctx, obj, current, f, rt)
 		})
 		if rt.status || !apierrors.IsNotFound(err) {
 			if err != nil {
@@ -93,7 +97,11 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 	if err := h.checkName(obj, rt); err != nil {
 		return zero, err
 	}
-	if err := h.prepareCreate(ctx, obj, nil, rt.namespace, time.Now()); err != nil {
+	obj, f, err := h.applyForm(a.config, obj, zero, true)
+	if err != nil {
+		return zero, err
+	}
+	if err := h.prepareCreate(ctx, obj, f, rt.namespace, time.Now()); err != nil {
 		return zero, err
 	}
 	key := h.key(rt)
@@ -112,6 +120,9 @@ type applier[O resource.Object] struct {
 	fm   *managedfields.FieldManager
 	body []byte
 	opts writeOptions
+	// config is the configuration as the last attempt decoded it, what
+	// the request wrote (applyForm).
+	config map[string]any
 	// warnings are those of the last attempt, the one that counts.
 	warnings []string
 }
@@ -130,6 +141,7 @@ func (a *applier[O]) applyTo(current O) (O, error) {
 	if err != nil {
 		return zero, applyError(err)
 	}
+	a.config = patch.Object
 	a.warnings = nil
 	if a.opts.fieldValidation != metav1.FieldValidationIgnore {
 		if err := utilyaml.UnmarshalStrict(a.body, &map[string]any{}); err != nil {

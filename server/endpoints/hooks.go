@@ -126,20 +126,53 @@ func errHead(err error) error {
 	return err
 }
 
+// hookForm runs the kind's mutating hooks (mutateHooks) on obj and
+// returns the form to validate: f with what the hooks changed
+// (hookedForm), so validation still sees what the request left out. A
+// /status write (status) keeps only the status the hooks set. Without
+// mutating hooks, or for a body that did not decode into the Go type
+// (answered later), nothing runs and f is returned as it is.
+func (h *handler[O]) hookForm(ctx context.Context, obj, old O, f *form, create, status bool) (*form, error) {
+	if f.decodeError() != nil || !h.def.Hooks.Mutates() {
+		return f, nil
+	}
+	var before map[string]any
+	if f != nil {
+		var err error
+		if before, err = h.toUnstructured(obj); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.mutateHooks(ctx, obj, old, create, status); err != nil {
+		return nil, err
+	}
+	if status {
+		keepOnlyStatus(h.def.CopyStatus, obj, old)
+	}
+	if f == nil {
+		return nil, nil
+	}
+	after, err := h.toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return hookedForm(f, before, after), nil
+}
+
 // mutateHooks runs the kind's Default and PrepareFor* hooks on obj, the
 // object a create (old the zero value), an update of old or, with
-// status, a /status write stores. It reports whether any ran.
-func (h *handler[O]) mutateHooks(ctx context.Context, obj, old O, create, status bool) (bool, error) {
+// status, a /status write stores.
+func (h *handler[O]) mutateHooks(ctx context.Context, obj, old O, create, status bool) error {
 	hs := h.def.Hooks
 	if !hs.Mutates() {
-		return false, nil
+		return nil
 	}
 	op := hook.Update
 	if create {
 		op = hook.Create
 	}
 	req, _ := h.hookRequest(ctx, op, obj)
-	return true, h.callHooks(req, "mutating", func(req *hook.Request) {
+	return h.callHooks(req, "mutating", func(req *hook.Request) {
 		if hs.Default != nil {
 			hs.Default(req, obj)
 		}

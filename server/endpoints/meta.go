@@ -76,14 +76,9 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	}
 	var none O
 	h.prepareKind(obj, none)
-	if f.decodeError() == nil {
-		ran, err := h.mutateHooks(ctx, obj, none, true, false)
-		if err != nil {
-			return err
-		}
-		if ran {
-			f = nil // the hooks' object is validated, not the request's
-		}
+	f, err := h.hookForm(ctx, obj, none, f, true, false)
+	if err != nil {
+		return err
 	}
 	u, err := h.formContent(obj, f, true)
 	if err != nil {
@@ -168,14 +163,9 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if h.def.HasStatus {
 		h.def.CopyStatus(obj, current)
 	}
-	if f.decodeError() == nil {
-		ran, err := h.mutateHooks(ctx, obj, current, false, false)
-		if err != nil {
-			return err
-		}
-		if ran {
-			f = nil // the hooks' object is validated, not the request's
-		}
+	f, err := h.hookForm(ctx, obj, current, f, false, false)
+	if err != nil {
+		return err
 	}
 	// Defaults first, as decoding applies them in kube-apiserver, so a
 	// write that omits a defaulted field does not count as a spec change.
@@ -185,7 +175,6 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	// validated.
 	var u map[string]any
 	if f == nil {
-		var err error
 		if u, err = h.defaulted(obj); err != nil {
 			return err
 		}
@@ -209,7 +198,6 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	keepManagedFieldsTimes(obj, current)
 	var oldU map[string]any
 	if h.check != nil {
-		var err error
 		if oldU, err = h.toUnstructured(current); err != nil {
 			return err
 		}
@@ -290,19 +278,12 @@ func (h *handler[O]) prepareStatusUpdate(ctx context.Context, obj, current O, f 
 	}
 	h.def.CopyStatus(current, obj)
 	current.SetManagedFields(obj.GetManagedFields())
-	if f.decodeError() == nil {
-		ran, err := h.mutateHooks(ctx, current, stored, false, true)
-		if err != nil {
-			return zero, err
-		}
-		if ran {
-			f = nil // the hooks' object is validated, not the request's
-			keepOnlyStatus(h.def.CopyStatus, current, stored)
-		}
+	f, err := h.hookForm(ctx, current, stored, f, false, true)
+	if err != nil {
+		return zero, err
 	}
 	var u map[string]any
 	if f == nil {
-		var err error
 		if u, err = h.defaulted(current); err != nil {
 			return zero, err
 		}

@@ -21,6 +21,14 @@ const (
 	resource   = "widgets"
 )
 
+// The hooked kind, Gadget, is a Widget whose mutating hooks change nothing
+// (hooks/crdconf/v1): the table runs against it too and its answers, with
+// its names read as Widget's, must be the CRD's.
+const (
+	hookedKind     = "Gadget"
+	hookedResource = "gadgets"
+)
+
 // An Outcome is what a server answered to one step: the HTTP code, and
 // either the Status's reason, message and causes or the object's spec and
 // status. The namespace, which differs between runs, reads NS.
@@ -57,6 +65,9 @@ type target struct {
 	client    *http.Client
 	host      string
 	namespace string
+	// kind and resource are those the table writes: Widget's unless
+	// hooked (withHookedKind).
+	kind, resource string
 	// seed writes value at key in the server's etcd, bypassing the server.
 	seed func(ctx context.Context, key, value string) error
 }
@@ -66,7 +77,15 @@ func newTarget(cfg *rest.Config, namespace string, seed func(ctx context.Context
 	if err != nil {
 		return nil, err
 	}
-	return &target{client: c, host: strings.TrimSuffix(cfg.Host, "/"), namespace: namespace, seed: seed}, nil
+	return &target{client: c, host: strings.TrimSuffix(cfg.Host, "/"), namespace: namespace, kind: kind, resource: resource, seed: seed}, nil
+}
+
+// withHookedKind makes the table write Gadgets, whose answers then name
+// Widgets (normalize).
+func (tg *target) withHookedKind() *target {
+	h := *tg
+	h.kind, h.resource = hookedKind, hookedResource
+	return &h
 }
 
 // runCases runs every case against tg and returns the answers. An error is
@@ -89,7 +108,7 @@ func runCases(ctx context.Context, tg *target, cases []Case) ([]CaseOutcome, err
 }
 
 func (tg *target) path(name, sub string) string {
-	p := "/apis/" + apiVersion + "/namespaces/" + tg.namespace + "/" + resource
+	p := "/apis/" + apiVersion + "/namespaces/" + tg.namespace + "/" + tg.resource
 	if name != "" {
 		p += "/" + name
 	}
@@ -144,7 +163,7 @@ func (tg *target) step(ctx context.Context, name string, s Step) (Outcome, error
 		}
 		return tg.do(ctx, http.MethodPatch, tg.path(name, sub)+query, "application/merge-patch+json", p)
 	case "apply":
-		obj, err := merge(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}}, frag)
+		obj, err := merge(map[string]any{"apiVersion": apiVersion, "kind": tg.kind, "metadata": map[string]any{"name": name}}, frag)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -164,7 +183,7 @@ func (tg *target) step(ctx context.Context, name string, s Step) (Outcome, error
 		if err != nil {
 			return Outcome{}, err
 		}
-		key := "/registry/" + group + "/" + resource + "/" + tg.namespace + "/" + name
+		key := "/registry/" + group + "/" + tg.resource + "/" + tg.namespace + "/" + name
 		if err := tg.seed(ctx, key, string(obj)); err != nil {
 			return Outcome{}, fmt.Errorf("seed %s: %w", key, err)
 		}
@@ -180,7 +199,7 @@ func (tg *target) baseObject(name string) map[string]any {
 	for k, v := range baseSpec {
 		spec[k] = v
 	}
-	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec}
+	return map[string]any{"apiVersion": apiVersion, "kind": tg.kind, "metadata": map[string]any{"name": name}, "spec": spec}
 }
 
 // get reads the object; cur is nil (and o the answer) when it cannot.
@@ -296,7 +315,17 @@ func canonicalOrder(o *Outcome) {
 	}
 }
 
-func (tg *target) normalize(s string) string { return strings.ReplaceAll(s, tg.namespace, "NS") }
+// normalize reads the run's namespace as NS and the hooked kind's names
+// as Widget's.
+func (tg *target) normalize(s string) string {
+	s = strings.ReplaceAll(s, tg.namespace, "NS")
+	if tg.kind != kind {
+		s = strings.ReplaceAll(s, tg.kind+"."+group, kind+"."+group)
+		s = strings.ReplaceAll(s, tg.resource+"."+group, resource+"."+group)
+		s = strings.ReplaceAll(s, "Kind="+tg.kind, "Kind="+kind)
+	}
+	return s
+}
 
 // merge merges frag into doc (a value or its JSON) as a JSON merge patch
 // does (RFC 7386), but for one thing: a null for a field doc does not

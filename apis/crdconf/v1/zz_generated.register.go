@@ -46,6 +46,8 @@ func init() {
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&Gadget{},
+		&GadgetList{},
 		&Widget{},
 		&WidgetList{},
 	)

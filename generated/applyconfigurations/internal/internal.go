@@ -86,6 +86,25 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: untyped
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Gadget
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetSpec
+    - name: status
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.WidgetStatus
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.Limit
   map:
     fields:

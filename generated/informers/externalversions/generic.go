@@ -39,6 +39,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=crdconf.apiloom.dev, Version=v1
+	case v1.SchemeGroupVersion.WithResource("gadgets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Gadgets().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("widgets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Widgets().Informer()}, nil
 

@@ -2,6 +2,14 @@
 
 package v1
 
+// GadgetListerExpansion allows custom methods to be added to
+// GadgetLister.
+type GadgetListerExpansion interface{}
+
+// GadgetNamespaceListerExpansion allows custom methods to be added to
+// GadgetNamespaceLister.
+type GadgetNamespaceListerExpansion interface{}
+
 // WidgetListerExpansion allows custom methods to be added to
 // WidgetLister.
 type WidgetListerExpansion interface{}

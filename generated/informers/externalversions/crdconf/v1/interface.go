@@ -8,6 +8,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Gadgets returns a GadgetInformer.
+	Gadgets() TypedGadgetInformer
 	// Widgets returns a WidgetInformer.
 	Widgets() TypedWidgetInformer
 }
@@ -21,6 +23,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Gadgets returns a TypedGadgetInformer.
+func (v *version) Gadgets() TypedGadgetInformer {
+	return &gadgetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Widgets returns a TypedWidgetInformer.

@@ -12,12 +12,17 @@ import (
 
 type CrdconfV1Interface interface {
 	RESTClient() rest.Interface
+	GadgetsGetter
 	WidgetsGetter
 }
 
 // CrdconfV1Client is used to interact with features provided by the crdconf.apiloom.dev group.
 type CrdconfV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *CrdconfV1Client) Gadgets(namespace string) GadgetInterface {
+	return newGadgets(c, namespace)
 }
 
 func (c *CrdconfV1Client) Widgets(namespace string) WidgetInterface {

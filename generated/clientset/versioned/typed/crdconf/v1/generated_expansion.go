@@ -2,4 +2,6 @@
 
 package v1
 
+type GadgetExpansion interface{}
+
 type WidgetExpansion interface{}

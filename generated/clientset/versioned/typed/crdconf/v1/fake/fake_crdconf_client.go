@@ -12,6 +12,10 @@ type FakeCrdconfV1 struct {
 	*testing.Fake
 }
 
+func (c *FakeCrdconfV1) Gadgets(namespace string) v1.GadgetInterface {
+	return newFakeGadgets(c, namespace)
+}
+
 func (c *FakeCrdconfV1) Widgets(namespace string) v1.WidgetInterface {
 	return newFakeWidgets(c, namespace)
 }
