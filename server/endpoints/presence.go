@@ -71,9 +71,10 @@ func changedValue(c, b, a any, had bool) any {
 	}
 	switch a := a.(type) {
 	case map[string]any:
+		// A map the request left out gets only the fields changed in it.
 		bm, ok1 := b.(map[string]any)
 		cm, ok2 := c.(map[string]any)
-		if ok1 && ok2 {
+		if ok1 && (ok2 || c == nil) {
 			return withChanges(cm, bm, a)
 		}
 	case []any:
