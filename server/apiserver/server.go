@@ -142,8 +142,9 @@ func (s *Server) Run(ctx context.Context) error {
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression,
 			CBOR:                               s.opts.CBORServingAndStorage}}
+	// Both are set once the authorizers exist, before any request.
 	escalation := &escalationResolver{}
-	backend.RBAC = escalation
+	backend.RBAC, backend.Authorizer = escalation, escalation
 	served, err := s.registry.Build(requestsCtx, backend)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -134,8 +135,9 @@ func newEnvWith(t *testing.T, tls bool, gdef *resource.Definition[*gadget]) *env
 }
 
 // newEnvDefs is newEnv serving Widgets and Gadgets as wdef and gdef define
-// them.
-func newEnvDefs(t *testing.T, tls bool, wdef *resource.Definition[*widget], gdef *resource.Definition[*gadget]) *env {
+// them, with opts after the env's own: a type converter and an authorizer
+// that allows everything.
+func newEnvDefs(t *testing.T, tls bool, wdef *resource.Definition[*widget], gdef *resource.Definition[*gadget], opts ...Option) *env {
 	t.Helper()
 	root := etcdtest.Start(t)
 	c := storagetest.NewClient(t, root, "/endpoints-test")
@@ -143,8 +145,8 @@ func newEnvDefs(t *testing.T, tls bool, wdef *resource.Definition[*widget], gdef
 	e.widgets = storage.New(c, storage.ResourcePrefix("/registry", &wdef.Info), wdef)
 	e.gadgets = storage.New(c, storage.ResourcePrefix("/registry", &gdef.Info), gdef)
 	e.client = c
-	tc := WithTypeConverter(testTypeConverter(t))
-	h := NewHandler(NewResource(wdef, e.widgets, tc), NewResource(gdef, e.gadgets, tc))
+	opts = append([]Option{WithTypeConverter(testTypeConverter(t)), WithAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())}, opts...)
+	h := NewHandler(NewResource(wdef, e.widgets, opts...), NewResource(gdef, e.gadgets, opts...))
 	if tls {
 		e.srv = httptest.NewUnstartedServer(h)
 		e.srv.EnableHTTP2 = true

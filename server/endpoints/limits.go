@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -88,6 +89,8 @@ type handlerConfig struct {
 	hooks         hookConfig
 	// writeAdmission is WithWriteAdmission's; nil for none.
 	writeAdmission WriteAdmission
+	// authorizer is WithAuthorizer's; nil for none.
+	authorizer authorizer.Authorizer
 }
 
 // WithLimits sets the resource's limits (default DefaultLimits()).
@@ -112,4 +115,12 @@ func WithSchemaCheck(c *schemacheck.Check) Option {
 // atomic (managedfields.NewDeducedTypeConverter).
 func WithTypeConverter(tc managedfields.TypeConverter) Option {
 	return func(c *handlerConfig) { c.typeConverter = tc }
+}
+
+// WithAuthorizer sets the authorizer of what a request needs beyond its
+// own verb, which the server's filter authorized: the unsafe delete's
+// unsafe-delete-ignore-read-errors (unsafedelete.go). Without one, the
+// unsafe delete is refused with 500, as kube-apiserver refuses it.
+func WithAuthorizer(a authorizer.Authorizer) Option {
+	return func(c *handlerConfig) { c.authorizer = a }
 }

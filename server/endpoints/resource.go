@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"fmt"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"net/http"
 	"strings"
 	"time"
@@ -60,6 +61,9 @@ type handler[O resource.Object] struct {
 	// writeAdmission admits creates and updates with the request
 	// (writeadmission.go); nil for none.
 	writeAdmission WriteAdmission
+	// authz decides what a request needs beyond its own verb (the unsafe
+	// delete's); nil without one (WithAuthorizer).
+	authz authorizer.Authorizer
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -112,7 +116,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		versions = cfg.versions.Infos()
 	}
 	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
-	h.namespaces, h.hooks, h.writeAdmission = cfg.namespaces, cfg.hooks, cfg.writeAdmission
+	h.namespaces, h.hooks, h.writeAdmission, h.authz = cfg.namespaces, cfg.hooks, cfg.writeAdmission, cfg.authorizer
 	return h
 }
 

@@ -1,6 +1,8 @@
 package endpoints
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -23,10 +27,14 @@ import (
 // is 200 with a Success Status naming the object, since there is no object
 // to return; dryRun checks and answers the same without deleting.
 //
-// kube-apiserver also requires the verb unsafe-delete-ignore-read-errors on
-// the resource for it. apiloom has one admin and no authorizer yet; the
-// check belongs with the RBAC authorizer when it arrives.
+// As kube-apiserver, it needs more than the delete verb: the user must
+// also be allowed unsafe-delete-ignore-read-errors on the object
+// (authorizeUnsafeDelete), so only those trusted to break a cluster's
+// invariants may skip its finalizers and admission.
 func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt route, out output, dryRun bool) error {
+	if err := h.authorizeUnsafeDelete(r.Context(), rt); err != nil {
+		return err
+	}
 	if err := h.store.DeleteCorrupt(r.Context(), h.key(rt), dryRun); err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
@@ -35,6 +43,31 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 		Code:    http.StatusOK,
 		Details: &metav1.StatusDetails{Name: rt.name, Kind: h.gvk.Kind},
 	})
+}
+
+// unsafeDeleteVerb is the verb the unsafe delete needs besides delete.
+const unsafeDeleteVerb = "unsafe-delete-ignore-read-errors"
+
+// authorizeUnsafeDelete is nil when the request's user may do
+// unsafeDeleteVerb on the object rt names, and otherwise the 403 (or,
+// without an authorizer, the 500) kube-apiserver answers.
+func (h *handler[O]) authorizeUnsafeDelete(ctx context.Context, rt route) error {
+	if h.authz == nil {
+		return apierrors.NewInternalError(errors.New("no authorizer provided, unable to authorize unsafe delete"))
+	}
+	u, _ := genericrequest.UserFrom(ctx)
+	attrs := authorizer.AttributesRecord{
+		User: u, Verb: unsafeDeleteVerb, Namespace: rt.namespace, Name: rt.name,
+		APIGroup: h.gvk.Group, APIVersion: h.gvk.Version, Resource: h.gr.Resource, ResourceRequest: true,
+	}
+	decision, reason, err := h.authz.Authorize(ctx, attrs)
+	switch {
+	case err != nil:
+		return apierrors.NewForbidden(h.gr, rt.name, fmt.Errorf("error while checking permission for %q, %w", unsafeDeleteVerb, err))
+	case decision != authorizer.DecisionAllow:
+		return apierrors.NewForbidden(h.gr, rt.name, fmt.Errorf("not permitted to do %q, reason: %s", unsafeDeleteVerb, reason))
+	}
+	return nil
 }
 
 // unsafeDelete reports whether opts ask for the unsafe delete.

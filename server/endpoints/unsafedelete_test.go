@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
 // The messages below are kube-apiserver v1.37's for a custom resource whose
@@ -145,4 +149,40 @@ func TestUnsafeDelete(t *testing.T) {
 			t.Fatalf("got %d %q: %s", r.code, r.header.Get("Content-Type"), r.body)
 		}
 	})
+}
+
+// TestUnsafeDeleteNeedsItsVerb: as kube-apiserver, the unsafe delete needs
+// unsafe-delete-ignore-read-errors on the object besides delete: without
+// it the answer is 403 and nothing is deleted, also for an object that
+// decodes; a server without an authorizer refuses it with 500.
+func TestUnsafeDeleteNeedsItsVerb(t *testing.T) {
+	var asked []authorizer.Attributes
+	deny := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		asked = append(asked, a)
+		return authorizer.DecisionNoOpinion, "no rule says so", nil
+	})
+	e := newEnvDefs(t, false, validatedWidgets(storagetest.Definition()), gadgetDefinition(), WithAuthorizer(deny))
+	base := widgetsPath + "unsafe/widgets"
+	e.createWidget("unsafe", "good", "red")
+	e.putCorrupt("unsafe", "bad")
+	const opt = `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`
+	for _, name := range []string{"bad", "good"} {
+		e.do("DELETE", base+"/"+name, "application/json", opt).wantStatus(t, 403, metav1.StatusReasonForbidden,
+			`widgets.storagetest.apiloom.dev "`+name+`" is forbidden: not permitted to do "unsafe-delete-ignore-read-errors", reason: no rule says so`)
+	}
+	e.do("GET", base+"/good", "", "").widget(t, http.StatusOK)
+	e.do("GET", base+"/bad", "", "").wantStatus(t, 500, metav1.StatusReasonInternalError, "")
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times, want 2", len(asked))
+	}
+	a := asked[0]
+	if a.GetVerb() != "unsafe-delete-ignore-read-errors" || a.GetNamespace() != "unsafe" || a.GetName() != "bad" ||
+		a.GetAPIGroup() != "storagetest.apiloom.dev" || a.GetAPIVersion() != "v1" || a.GetResource() != "widgets" || !a.IsResourceRequest() {
+		t.Errorf("asked %+v", a)
+	}
+
+	none := newEnvDefs(t, false, validatedWidgets(storagetest.Definition()), gadgetDefinition(), WithAuthorizer(nil))
+	none.putCorrupt("unsafe", "bad")
+	none.do("DELETE", base+"/bad", "application/json", opt).wantStatus(t, 500, metav1.StatusReasonInternalError,
+		"Internal error occurred: no authorizer provided, unable to authorize unsafe delete")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"log/slog"
 	"slices"
 	"time"
@@ -50,6 +51,10 @@ type Backend struct {
 	// HookTimeout bounds each point of a request's hooks
 	// (--hook-timeout); hook.DefaultTimeout when 0.
 	HookTimeout time.Duration
+	// Authorizer decides what a request needs beyond its own verb (the
+	// unsafe delete's extra verb, endpoints.WithAuthorizer); without one
+	// such requests are refused.
+	Authorizer authorizer.Authorizer
 	// RBAC, when set, resolves users' permissions for the escalation
 	// prevention of the RBAC kinds (package rbacescalation), which their
 	// writes then pass; nil: they are not checked (--authorization-mode
@@ -208,6 +213,9 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 		if c := rbacescalation.For(def.GroupResource(), b.RBAC); c != nil {
 			opts = append(opts, endpoints.WithWriteAdmission(c))
 		}
+	}
+	if b.Authorizer != nil {
+		opts = append(opts, endpoints.WithAuthorizer(b.Authorizer))
 	}
 	addHookReader(sh.readers, def, iface)
 	addStorage(out, iface)
