@@ -21,9 +21,10 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
+	ctx := r.Context()
+	dedupOwnerReferences(ctx, in.obj, false)
 	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
-	ctx := r.Context()
 	if err := h.prepareCreate(ctx, obj, in.form, rt.namespace, time.Now()); err != nil {
 		return err
 	}

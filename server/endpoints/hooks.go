@@ -39,8 +39,9 @@ func WithHooks(readers hook.Readers, timeout time.Duration) Option {
 	return func(c *handlerConfig) { c.hooks = hookConfig{readers: readers, timeout: timeout} }
 }
 
-// admission is what a request's hooks know of it beyond the object:
-// set in its context by serve for a kind with hooks.
+// admission is what a write's admission (its hooks, the server's own
+// checks) knows of it beyond the object, and where its warnings go: set
+// in the context of every write by serve.
 type admission struct {
 	w           http.ResponseWriter
 	subresource string
@@ -51,9 +52,11 @@ type admission struct {
 
 type admissionKey struct{}
 
-// withAdmission is r's context with its admission, for a kind with hooks.
+// withAdmission is r's context with its admission, for a write (reads
+// have no admission, and do without the allocations).
 func (h *handler[O]) withAdmission(w http.ResponseWriter, r *http.Request, rt route) *http.Request {
-	if h.def.Hooks == nil {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return r
 	}
 	a := &admission{w: w, dryRun: len(r.URL.Query()["dryRun"]) > 0}
@@ -72,6 +75,14 @@ func (h *handler[O]) withAdmission(w http.ResponseWriter, r *http.Request, rt ro
 func setDryRun(ctx context.Context, dryRun bool) {
 	if a, ok := ctx.Value(admissionKey{}).(*admission); ok {
 		a.dryRun = dryRun
+	}
+}
+
+// warnIn adds warnings to the response of the write ctx belongs to, once
+// each; nothing outside a write.
+func warnIn(ctx context.Context, warnings ...string) {
+	if a, ok := ctx.Value(admissionKey{}).(*admission); ok {
+		a.warn(warnings)
 	}
 }
 

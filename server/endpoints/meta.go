@@ -80,6 +80,7 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if err != nil {
 		return err
 	}
+	dedupOwnerReferences(ctx, obj, true)
 	u, err := h.formContent(obj, f, true)
 	if err != nil {
 		return err
@@ -167,6 +168,7 @@ func (h *handler[O]) prepareUpdate(ctx context.Context, obj, current O, f *form,
 	if err != nil {
 		return err
 	}
+	dedupOwnerReferences(ctx, obj, true)
 	// Defaults first, as decoding applies them in kube-apiserver, so a
 	// write that omits a defaulted field does not count as a spec change.
 	// A form's typed object has them already (decodeForm). What follows

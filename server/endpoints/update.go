@@ -27,6 +27,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 		return err
 	}
 	manager := managerName(opts.fieldManager, r.UserAgent())
+	dedupOwnerReferences(r.Context(), in.obj, false)
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
 		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 			// tryUpdate may run again on a fresher object: work on a copy.
