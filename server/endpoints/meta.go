@@ -42,10 +42,11 @@ func (h *handler[O]) ensureNamespace(obj metav1.Object, namespace string) error 
 var errNamespaceMismatch = apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 
 // prepareCreate turns a decoded create body into the object to store. The
-// client's system fields and resourceVersion are dropped, the server's set
-// (uid, creationTimestamp in whole seconds, generation 1), status cleared
-// when it has its own subresource, and a name generated from generateName
-// if there is none. It then validates the metadata and the schema
+// status is cleared when it has its own subresource and a name generated
+// from generateName if there is none; the kind's mutating hooks run; then
+// the client's (and the hooks') system fields and resourceVersion are
+// dropped and the server's set (uid, creationTimestamp in whole seconds,
+// generation 1), and the kind's own Prepare runs, as on an update. It then validates the metadata and the schema
 // (markers, CEL rules), as a CRD's create does, all violations in one 422
 // Invalid: the schema validates f, the body's form (decodeForm; with the
 // metadata just set), or, without one, obj's conversion, defaulted first.
@@ -59,6 +60,20 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if err := h.admitNamespace(ctx, obj, true); err != nil {
 		return err
 	}
+	if h.def.HasStatus {
+		h.def.CopyStatus(obj, h.def.New())
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(generateName(obj.GetGenerateName()))
+	}
+	var none O
+	f, err := h.hookForm(ctx, obj, none, f, true, false)
+	if err != nil {
+		return err
+	}
+	dedupOwnerReferences(ctx, obj, true)
+	// After the hooks, as kube-apiserver sets them after mutating
+	// admission: what the server owns is the server's.
 	obj.SetResourceVersion("")
 	obj.SetSelfLink("")
 	obj.SetDeletionTimestamp(nil)
@@ -68,19 +83,7 @@ func (h *handler[O]) prepareCreate(ctx context.Context, obj O, f *form, namespac
 	if !h.def.Strategy.UntrackedGeneration {
 		obj.SetGeneration(1)
 	}
-	if h.def.HasStatus {
-		h.def.CopyStatus(obj, h.def.New())
-	}
-	if obj.GetName() == "" && obj.GetGenerateName() != "" {
-		obj.SetName(generateName(obj.GetGenerateName()))
-	}
-	var none O
 	h.prepareKind(obj, none)
-	f, err := h.hookForm(ctx, obj, none, f, true, false)
-	if err != nil {
-		return err
-	}
-	dedupOwnerReferences(ctx, obj, true)
 	u, err := h.formContent(obj, f, true)
 	if err != nil {
 		return err
