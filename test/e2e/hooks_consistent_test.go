@@ -26,7 +26,7 @@ const regionGuardWorkers = 4
 //
 // Pairs run on regionGuardWorkers goroutines at once, for speed and
 // because a busy server is where the cache lags most: with the cached
-// read, 1,000 rounds saw the 403 12 to 20 times, 400 under -race 30 times.
+// read, 1,000 rounds saw the 403 12 to 20 times, 300 under -race 18 or 19.
 func TestRegionGuardAfterDatabaseDelete(t *testing.T) {
 	_, c := startServer(t)
 	ctx := t.Context()
