@@ -23,11 +23,11 @@ type cacheReaders struct{ c storage.Interface[*widget] }
 
 func (r cacheReaders) Reader(reflect.Type) any { return r }
 
-func (r cacheReaders) Get(ctx context.Context, ns, name string) (*widget, error) {
+func (r cacheReaders) Get(ctx context.Context, ns, name string, _ hook.ReadOptions) (*widget, error) {
 	return r.c.Get(ctx, storage.Key(ns, name), storage.GetOptions{ResourceVersion: "0"})
 }
 
-func (r cacheReaders) List(context.Context, string, labels.Selector) ([]*widget, error) {
+func (r cacheReaders) List(context.Context, string, labels.Selector, hook.ReadOptions) ([]*widget, error) {
 	return nil, nil
 }
 

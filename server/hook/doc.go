@@ -17,6 +17,8 @@
 // (ValidateStatusUpdate) or, for a delete, ValidateDelete. Each call
 // gets a *Request: the operation, the subresource, dryRun, the user,
 // and read access to every served kind through the server's watch
-// caches (Get, List). A hook that panics or outlives the server's
+// caches (Get, List): as the cache is, or with Consistent() seeing every
+// write acknowledged before the read, for a hook whose refusal rests on
+// what it reads. A hook that panics or outlives the server's
 // --hook-timeout fails only its request (500 InternalError), logged.
 package hook

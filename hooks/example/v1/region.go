@@ -13,10 +13,13 @@ import (
 type Region struct{}
 
 // ValidateDelete refuses to delete a Region that a Database names in
-// spec.region, naming one such Database; the Databases are read from the
-// server's cache.
+// spec.region, naming one such Database. The Databases are read
+// consistently: a refusal must not rest on a Database whose delete has
+// already returned (the cache as it is may still hold it, and
+// `helm uninstall`, which deletes a chart's Database and then its Region,
+// would fail). It costs the delete one etcd round trip.
 func (Region) ValidateDelete(req *hook.Request, region *examplev1.Region) (hook.Warnings, field.ErrorList) {
-	dbs, err := hook.List[*examplev1.Database](req, "", nil)
+	dbs, err := hook.List[*examplev1.Database](req, "", nil, hook.Consistent())
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("metadata", "name"), err)}
 	}
