@@ -446,13 +446,14 @@ func unmarkProtobufFalse(files []string) error {
 // why, and the fix.
 func protobufOmissionWarning(omitted []ProtobufOmission) string {
 	var b strings.Builder
-	b.WriteString("warning: these types are left out of protobuf: their kinds are served as JSON, YAML and CBOR only " +
-		"(as kube-apiserver serves a CRD; a protobuf-only client gets 406 Not Acceptable, client-go's default Accept falls back to JSON):\n")
+	b.WriteString("warning: these types are left out of protobuf; their kinds are served as JSON, YAML and CBOR, " +
+		"as kube-apiserver serves a CRD (a client accepting only protobuf gets 406 Not Acceptable; " +
+		"client-go's protobuf clients accept JSON too and get it):\n")
 	for _, o := range omitted {
 		fmt.Fprintf(&b, "  %s: %s: %s\n", o.Pos, o.Type, o.Why)
 	}
-	b.WriteString("  to keep protobuf, rename each Go field named like a generated.pb.go method " +
-		"(Size, String, Reset, Marshal, ...; its json name, the API's, can stay: `SizeGiB int32 `json:\"size\"``); " +
-		"to keep them out and silence this warning, mark each type listed with a `// +protobuf=false` comment line\n")
+	b.WriteString("  to keep protobuf, rename each Go field named like a generated.pb.go method (Size, String, Reset, " +
+		"Marshal, ...); its json name, the API's, can stay, as in  SizeGrams *int32 `json:\"size\"`\n" +
+		"  to leave them out and silence this warning, mark each type listed with a `// +protobuf=false` comment line\n")
 	return b.String()
 }
