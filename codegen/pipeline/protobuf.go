@@ -45,6 +45,9 @@ var protobufUpstream = []string{
 // module requires.
 func (r *runner) protobuf(ctx context.Context, hdr, pkgs []string) (rerr error) {
 	cfg := r.m.cfg
+	if err := unmarkLeftovers(cfg.Root, r.m.apiDirs); err != nil {
+		return err
+	}
 	omitted, err := ProtobufOmissions(cfg.Root, r.m.path, r.m.apiDirs)
 	if err != nil {
 		return fmt.Errorf("go-to-protobuf: reading the API packages: %w", err)

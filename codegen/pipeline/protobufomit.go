@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,7 +160,7 @@ func protobufOmitted(types map[string]*protoType) (omit map[string]bool, why map
 			omit[id] = true
 			var by []string
 			for _, o := range sortedIDs(types) {
-				if omit[o] && slicesContains(types[o].holds, id) {
+				if omit[o] && slices.Contains(types[o].holds, id) {
 					by = append(by, types[o].name)
 				}
 			}
@@ -167,15 +168,6 @@ func protobufOmitted(types map[string]*protoType) (omit map[string]bool, why map
 		}
 	}
 	return omit, why
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedIDs(types map[string]*protoType) []string {
@@ -284,7 +276,7 @@ func loadProtoTypes(root, modPath string, dirs []string) (map[string]*protoType,
 	for _, t := range types {
 		held := t.holds[:0]
 		for _, h := range t.holds {
-			if _, ok := types[h]; ok && !slicesContains(held, h) {
+			if _, ok := types[h]; ok && !slices.Contains(held, h) {
 				held = append(held, h)
 			}
 		}
@@ -417,12 +409,16 @@ func markProtobufFalse(root string, omitted []ProtobufOmission) ([]string, error
 }
 
 // unmarkProtobufFalse removes from files the lines markProtobufFalse
-// wrote, wherever go-to-protobuf's rewrite has left them.
+// wrote, wherever go-to-protobuf's rewrite has left them; a file without
+// them is not written.
 func unmarkProtobufFalse(files []string) error {
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if !bytes.Contains(data, []byte(protobufOmitLine)) {
+			continue
 		}
 		src := bytes.SplitAfter(data, []byte("\n"))
 		var out bytes.Buffer
@@ -440,6 +436,21 @@ func unmarkProtobufFalse(files []string) error {
 		}
 	}
 	return nil
+}
+
+// unmarkLeftovers removes the marks a run killed while go-to-protobuf
+// ran (SIGKILL: an interrupt still unmarks) left in the API packages' Go
+// files, so that they count as unmarked again.
+func unmarkLeftovers(root string, dirs []string) error {
+	var files []string
+	for _, d := range dirs {
+		fs, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(d), "*.go"))
+		if err != nil {
+			return err
+		}
+		files = append(files, fs...)
+	}
+	return unmarkProtobufFalse(files)
 }
 
 // protobufOmissionWarning says which types are served without protobuf,
