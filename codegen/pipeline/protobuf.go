@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -21,10 +17,6 @@ import (
 var ErrNoProtoc = errors.New("pipeline: protoc (the protobuf compiler) is not on PATH; " +
 	"install it: apt-get install protobuf-compiler (Debian, Ubuntu; apiloom's hack/lib/protoc.sh does this), " +
 	"brew install protobuf (macOS), or a release from https://github.com/protocolbuffers/protobuf/releases")
-
-// ErrProtobufFieldName is returned when a field of an API type has the
-// name of a method protobuf's generated code adds to every type.
-var ErrProtobufFieldName = errors.New("pipeline: fields named like the methods generated.pb.go adds")
 
 // protobufUpstream are the apimachinery packages API types use whose
 // .proto files (generated.proto, shipped in the module) are imported;
@@ -40,7 +32,9 @@ var protobufUpstream = []string{
 // protobuf runs go-to-protobuf over the API packages: generated.proto and
 // generated.pb.go beside the types (gogo's Marshal, Unmarshal, Size, ...
 // for every type, as k8s.io/api has), and protobuf struct tags added to
-// the types' fields, numbering them for good.
+// the types' fields, numbering them for good. Types that cannot have
+// those methods (ProtobufOmissions) are left out, with a warning on the
+// log: their kinds are served without protobuf, as CRDs are.
 //
 // go-to-protobuf finds every .proto by import path under one directory
 // (--output-dir, a GOPATH-like tree; Kubernetes' staging/src), where protoc
@@ -49,10 +43,26 @@ var protobufUpstream = []string{
 // and github.com/gogo/protobuf (gogo.proto, and descriptor.proto under its
 // protobuf/) to their directories in the module cache, at the versions the
 // module requires.
-func (r *runner) protobuf(ctx context.Context, hdr, pkgs []string) error {
+func (r *runner) protobuf(ctx context.Context, hdr, pkgs []string) (rerr error) {
 	cfg := r.m.cfg
-	if err := checkProtobufFieldNames(filepath.Join(cfg.Root, cfg.APIsDir)); err != nil {
+	if err := unmarkLeftovers(cfg.Root, r.m.apiDirs); err != nil {
 		return err
+	}
+	omitted, err := ProtobufOmissions(cfg.Root, r.m.path, r.m.apiDirs)
+	if err != nil {
+		return fmt.Errorf("go-to-protobuf: reading the API packages: %w", err)
+	}
+	if len(omitted) > 0 {
+		fmt.Fprint(cfg.Log, protobufOmissionWarning(omitted))
+		marked, err := markProtobufFalse(cfg.Root, omitted)
+		defer func() {
+			if uerr := unmarkProtobufFalse(marked); uerr != nil && rerr == nil {
+				rerr = uerr
+			}
+		}()
+		if err != nil {
+			return err
+		}
 	}
 	src := filepath.Join(r.work, "src")
 	links := map[string]string{r.m.path: cfg.Root}
@@ -98,69 +108,8 @@ func (r *runner) protobuf(ctx context.Context, hdr, pkgs []string) error {
 	return nil
 }
 
-// protobufMethods are the names gogo's generator keeps for methods: a
-// field so named is renamed in the Go code it generates (Size_), code that
-// go-to-protobuf keeps while it drops the generated types for the module's
-// own, so the package would not compile.
-var protobufMethods = map[string]bool{
-	"Reset": true, "String": true, "ProtoMessage": true, "Marshal": true, "Unmarshal": true,
-	"ExtensionRangeArray": true, "ExtensionMap": true, "Descriptor": true, "MarshalTo": true,
-	"MarshalToSizedBuffer": true, "Equal": true, "VerboseEqual": true, "GoString": true,
-	"ProtoSize": true, "Size": true,
-}
-
 // protobufFalse is go-to-protobuf's marker for a type it must leave out.
 var protobufFalse = regexp.MustCompile(`(?m)^\s*\+protobuf=false\s*$`)
-
-// checkProtobufFieldNames fails, naming each, when an exported struct type
-// of an API package has a field named like a method generated.pb.go adds,
-// unless the type is marked +protobuf=false; go-to-protobuf would write
-// code that does not compile.
-func checkProtobufFieldNames(apisDir string) error {
-	var bad []string
-	err := filepath.WalkDir(apisDir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") ||
-			strings.HasPrefix(d.Name(), "zz_generated.") || d.Name() == "generated.pb.go" {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				ts := spec.(*ast.TypeSpec)
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok || !ts.Name.IsExported() || protobufFalse.MatchString(gd.Doc.Text()+ts.Doc.Text()) {
-					continue
-				}
-				for _, field := range st.Fields.List {
-					for _, name := range field.Names {
-						if protobufMethods[name.Name] || strings.HasPrefix(name.Name, "XXX_") {
-							rel, _ := filepath.Rel(filepath.Dir(apisDir), p)
-							bad = append(bad, fmt.Sprintf("%s: %s.%s", filepath.ToSlash(rel), ts.Name.Name, name.Name))
-						}
-					}
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	return fmt.Errorf("%w: rename each Go field (its json name, the API's, can stay), "+
-		"or leave its type out of protobuf with a +protobuf=false comment line (and every type holding it, up to the kind):\n  %s",
-		ErrProtobufFieldName, strings.Join(bad, "\n  "))
-}
 
 // isProtobufOutput reports whether the file at p, named generated.proto or
 // generated.pb.go, is go-to-protobuf's, so stale outputs can be deleted

@@ -23,57 +23,6 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// TestCheckProtobufFieldNames: a field named like a method of
-// generated.pb.go is named, with its file and type, unless its type is
-// left out of protobuf; unexported types and other files do not count.
-func TestCheckProtobufFieldNames(t *testing.T) {
-	apis := filepath.Join(t.TempDir(), "apis")
-	writeTree(t, apis, map[string]string{
-		"shop/v1/types.go": `package v1
-
-type OrderSpec struct {
-	Size   *int32 ` + "`json:\"size\"`" + `
-	Amount int32
-}
-
-// Skipped is left out.
-//
-// +protobuf=false
-type Skipped struct {
-	String string
-}
-
-type (
-	// Grouped is in a group of types.
-	Grouped struct{ Reset, Other bool }
-	// GroupedSkipped too, left out.
-	//
-	// +protobuf=false
-	GroupedSkipped struct{ Marshal bool }
-)
-
-type private struct{ Size int }
-`,
-		"shop/v1/types_test.go":            "package v1\n\ntype T struct{ Size int }\n",
-		"shop/v1/zz_generated.deepcopy.go": "package v1\n\ntype Z struct{ Size int }\n",
-		"billing/v1/types.go":              "package v1\n\ntype Invoice struct{ XXX_sizecache int32 }\n",
-	})
-	err := checkProtobufFieldNames(apis)
-	if !errors.Is(err, ErrProtobufFieldName) {
-		t.Fatalf("got %v, want ErrProtobufFieldName", err)
-	}
-	want := "\n  apis/billing/v1/types.go: Invoice.XXX_sizecache\n  apis/shop/v1/types.go: Grouped.Reset\n  apis/shop/v1/types.go: OrderSpec.Size"
-	if !strings.HasSuffix(err.Error(), want) || !strings.Contains(err.Error(), "+protobuf=false") {
-		t.Fatalf("got %q, want it to end in %q and name +protobuf=false", err, want)
-	}
-
-	ok := filepath.Join(t.TempDir(), "apis")
-	writeTree(t, ok, map[string]string{"shop/v1/types.go": "package v1\n\ntype OrderSpec struct{ SizeGiB int32 }\n"})
-	if err := checkProtobufFieldNames(ok); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRemoveGeneratedProtobuf: stale outputs of go-to-protobuf go with the
 // zz_generated files; files of the same names the module wrote stay.
 func TestRemoveGeneratedProtobuf(t *testing.T) {

@@ -32,6 +32,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &crdconfv1.GadgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Limit"):
 		return &crdconfv1.LimitApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Parcel"):
+		return &crdconfv1.ParcelApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ParcelSpec"):
+		return &crdconfv1.ParcelSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Route"):
 		return &crdconfv1.RouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Widget"):

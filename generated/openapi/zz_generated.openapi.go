@@ -30,6 +30,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Gadget":                 schema_apiloom_apis_crdconf_v1_Gadget(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.GadgetList":             schema_apiloom_apis_crdconf_v1_GadgetList(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Limit":                  schema_apiloom_apis_crdconf_v1_Limit(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.Parcel":                 schema_apiloom_apis_crdconf_v1_Parcel(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.ParcelList":             schema_apiloom_apis_crdconf_v1_ParcelList(ref),
+		"github.com/apiloom/apiloom/apis/crdconf/v1.ParcelSpec":             schema_apiloom_apis_crdconf_v1_ParcelSpec(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Route":                  schema_apiloom_apis_crdconf_v1_Route(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Widget":                 schema_apiloom_apis_crdconf_v1_Widget(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetList":             schema_apiloom_apis_crdconf_v1_WidgetList(ref),
@@ -691,6 +694,122 @@ func schema_apiloom_apis_crdconf_v1_Limit(ref common.ReferenceCallback) common.O
 						SchemaProps: spec.SchemaProps{
 							Type:   []string{"integer"},
 							Format: "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_apiloom_apis_crdconf_v1_Parcel(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Parcel is valid as a CRD, and its spec has fields named like methods generated.pb.go adds to every type (Size, String): make generate leaves it out of protobuf with a warning, and it is served as JSON, YAML and CBOR, as kube-apiserver serves its CRD (test/e2e/fieldnames_test.go).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/apiloom/apiloom/apis/crdconf/v1.ParcelSpec"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/crdconf/v1.ParcelSpec", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_crdconf_v1_ParcelList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ParcelList is a list of Parcels.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/crdconf/v1.Parcel"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/crdconf/v1.Parcel", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_crdconf_v1_ParcelSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ParcelSpec has the fields named like generated methods.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Size in grams.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"string": {
+						SchemaProps: spec.SchemaProps{
+							Description: "String is a label, the field name a CRD allows and gogo's generated String method would clash with.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},

@@ -111,6 +111,31 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: max
       type:
         scalar: numeric
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.Parcel
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.apiloom.apiloom.apis.crdconf.v1.ParcelSpec
+- name: com.github.apiloom.apiloom.apis.crdconf.v1.ParcelSpec
+  map:
+    fields:
+    - name: size
+      type:
+        scalar: numeric
+    - name: string
+      type:
+        scalar: string
 - name: com.github.apiloom.apiloom.apis.crdconf.v1.Route
   map:
     fields:

@@ -41,6 +41,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=crdconf.apiloom.dev, Version=v1
 	case v1.SchemeGroupVersion.WithResource("gadgets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Gadgets().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("parcels"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Parcels().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("widgets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Crdconf().V1().Widgets().Informer()}, nil
 

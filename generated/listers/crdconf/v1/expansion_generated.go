@@ -10,6 +10,14 @@ type GadgetListerExpansion interface{}
 // GadgetNamespaceLister.
 type GadgetNamespaceListerExpansion interface{}
 
+// ParcelListerExpansion allows custom methods to be added to
+// ParcelLister.
+type ParcelListerExpansion interface{}
+
+// ParcelNamespaceListerExpansion allows custom methods to be added to
+// ParcelNamespaceLister.
+type ParcelNamespaceListerExpansion interface{}
+
 // WidgetListerExpansion allows custom methods to be added to
 // WidgetLister.
 type WidgetListerExpansion interface{}

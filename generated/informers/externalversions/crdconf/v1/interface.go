@@ -10,6 +10,8 @@ import (
 type Interface interface {
 	// Gadgets returns a GadgetInformer.
 	Gadgets() TypedGadgetInformer
+	// Parcels returns a ParcelInformer.
+	Parcels() TypedParcelInformer
 	// Widgets returns a WidgetInformer.
 	Widgets() TypedWidgetInformer
 }
@@ -28,6 +30,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // Gadgets returns a TypedGadgetInformer.
 func (v *version) Gadgets() TypedGadgetInformer {
 	return &gadgetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Parcels returns a TypedParcelInformer.
+func (v *version) Parcels() TypedParcelInformer {
+	return &parcelInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Widgets returns a TypedWidgetInformer.

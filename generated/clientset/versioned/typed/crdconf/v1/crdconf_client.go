@@ -13,6 +13,7 @@ import (
 type CrdconfV1Interface interface {
 	RESTClient() rest.Interface
 	GadgetsGetter
+	ParcelsGetter
 	WidgetsGetter
 }
 
@@ -23,6 +24,10 @@ type CrdconfV1Client struct {
 
 func (c *CrdconfV1Client) Gadgets(namespace string) GadgetInterface {
 	return newGadgets(c, namespace)
+}
+
+func (c *CrdconfV1Client) Parcels(namespace string) ParcelInterface {
+	return newParcels(c, namespace)
 }
 
 func (c *CrdconfV1Client) Widgets(namespace string) WidgetInterface {

@@ -4,4 +4,6 @@ package v1
 
 type GadgetExpansion interface{}
 
+type ParcelExpansion interface{}
+
 type WidgetExpansion interface{}

@@ -16,6 +16,10 @@ func (c *FakeCrdconfV1) Gadgets(namespace string) v1.GadgetInterface {
 	return newFakeGadgets(c, namespace)
 }
 
+func (c *FakeCrdconfV1) Parcels(namespace string) v1.ParcelInterface {
+	return newFakeParcels(c, namespace)
+}
+
 func (c *FakeCrdconfV1) Widgets(namespace string) v1.WidgetInterface {
 	return newFakeWidgets(c, namespace)
 }
