@@ -94,8 +94,9 @@ func (s *Server) EtcdEndpoint() string { return s.etcdEndpoint }
 func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
 
 // Run starts etcd (or connects to it), serves until ctx is cancelled, then
-// shuts down gracefully: stop accepting, end watches, drain requests, stop
-// storage, and stop the embedded etcd last.
+// shuts down gracefully: stop the controllers (which release their Lease
+// through the server, still serving), stop accepting, end watches, drain
+// requests, stop storage, and stop the embedded etcd last.
 func (s *Server) Run(ctx context.Context) error {
 	if err := os.MkdirAll(s.opts.DataDir, 0o700); err != nil {
 		return err
@@ -284,8 +285,17 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
+	// The controllers reach the server through its listener, so they stop
+	// (and give up their Lease) before it closes, not with the requests.
+	controllersCtx, stopControllers := context.WithCancel(requestsCtx)
+	defer stopControllers()
+	controllersDone := make(chan struct{})
 	background.Add(1)
-	go func() { defer background.Done(); s.runControllers(requestsCtx) }()
+	go func() {
+		defer background.Done()
+		defer close(controllersDone)
+		s.runControllers(controllersCtx)
+	}()
 
 	select {
 	case err := <-serveErr:
@@ -294,9 +304,15 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down")
-	endRequests()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
+	stopControllers()
+	select {
+	case <-controllersDone:
+	case <-shutdownCtx.Done():
+		s.log.Warn("controllers still stopping at shutdown timeout")
+	}
+	endRequests()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		s.log.Warn("requests still running at shutdown timeout", "err", err)
 		_ = srv.Close()
