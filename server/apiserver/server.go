@@ -304,15 +304,19 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
-	defer cancel()
+	// The controllers normally stop within milliseconds; should one hang,
+	// the requests still get their whole --shutdown-timeout after it.
 	stopControllers()
+	controllersTimeout := time.NewTimer(s.opts.ShutdownTimeout)
 	select {
 	case <-controllersDone:
-	case <-shutdownCtx.Done():
-		s.log.Warn("controllers still stopping at shutdown timeout")
+	case <-controllersTimeout.C:
+		s.log.Warn("controllers still stopping after the shutdown timeout; shutting down without them")
 	}
+	controllersTimeout.Stop()
 	endRequests()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		s.log.Warn("requests still running at shutdown timeout", "err", err)
 		_ = srv.Close()
