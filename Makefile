@@ -8,8 +8,12 @@ BIN := bin
 help: ## show targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-run: build ## build and start the server on embedded etcd (kubeconfig: .apiloom/kubeconfig)
-	$(BIN)/apiloom --data-dir .apiloom
+# Flags for the server, e.g. make run ARGS="--secure-port 7443"
+# (bin/apiloom --help lists them; a later flag wins, --data-dir too).
+ARGS ?=
+
+run: build ## build and start the server on embedded etcd (kubeconfig: .apiloom/kubeconfig); ARGS="--secure-port 7443" passes flags
+	$(BIN)/apiloom --data-dir .apiloom $(ARGS)
 
 build: ## build bin/apiloom
 	$(GO) build -o $(BIN)/apiloom ./cmd/apiloom

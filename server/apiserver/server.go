@@ -94,8 +94,9 @@ func (s *Server) EtcdEndpoint() string { return s.etcdEndpoint }
 func (s *Server) KubeconfigPath() string { return s.opts.path("kubeconfig") }
 
 // Run starts etcd (or connects to it), serves until ctx is cancelled, then
-// shuts down gracefully: stop accepting, end watches, drain requests, stop
-// storage, and stop the embedded etcd last.
+// shuts down gracefully: stop the controllers (which release their Lease
+// through the server, still serving), stop accepting, end watches, drain
+// requests, stop storage, and stop the embedded etcd last.
 func (s *Server) Run(ctx context.Context) error {
 	if err := os.MkdirAll(s.opts.DataDir, 0o700); err != nil {
 		return err
@@ -285,8 +286,17 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
+	// The controllers reach the server through its listener, so they stop
+	// (and give up their Lease) before it closes, not with the requests.
+	controllersCtx, stopControllers := context.WithCancel(requestsCtx)
+	defer stopControllers()
+	controllersDone := make(chan struct{})
 	background.Add(1)
-	go func() { defer background.Done(); s.runControllers(requestsCtx) }()
+	go func() {
+		defer background.Done()
+		defer close(controllersDone)
+		s.runControllers(controllersCtx)
+	}()
 
 	select {
 	case err := <-serveErr:
@@ -295,6 +305,16 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down")
+	// The controllers normally stop within milliseconds; should one hang,
+	// the requests still get their whole --shutdown-timeout after it.
+	stopControllers()
+	controllersTimeout := time.NewTimer(s.opts.ShutdownTimeout)
+	select {
+	case <-controllersDone:
+	case <-controllersTimeout.C:
+		s.log.Warn("controllers still stopping after the shutdown timeout; shutting down without them")
+	}
+	controllersTimeout.Stop()
 	endRequests()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()

@@ -16,18 +16,11 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -80,7 +73,9 @@ const restartPause = time.Second
 
 // Run runs list in env until ctx ends: while this replica leads under e,
 // or all the time when e is not enabled. It returns once every controller
-// has stopped.
+// has stopped and, under e, the Lease has been released: a server calls it
+// with a context that ends before its listener closes, so the release
+// (through the server itself) is answered.
 func Run(ctx context.Context, env *Env, e Election, list ...Controller) error {
 	if len(list) == 0 {
 		return nil
@@ -89,37 +84,7 @@ func Run(ctx context.Context, env *Env, e Election, list ...Controller) error {
 		runAll(ctx, env, list)
 		return nil
 	}
-	client, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		return fmt.Errorf("controllers: %w", err)
-	}
-	host, _ := os.Hostname()
-	id := host + "_" + string(uuid.NewUUID())
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Name},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
-	// A replica that loses the Lease stops its controllers and competes
-	// again, until ctx ends.
-	for ctx.Err() == nil {
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: lock, ReleaseOnCancel: true, Name: e.Name,
-			LeaseDuration: e.LeaseDuration, RenewDeadline: e.RenewDeadline, RetryPeriod: e.RetryPeriod,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) {
-					env.Log.Info("controllers: leading", "identity", id)
-					runAll(lctx, env, list)
-				},
-				OnStoppedLeading: func() { env.Log.Info("controllers: not leading", "identity", id) },
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("controllers: %w", err)
-		}
-		le.Run(ctx) // returns when leadership is lost or ctx ends
-	}
-	return nil
+	return runElected(ctx, env, e, list)
 }
 
 // runAll runs every controller until ctx ends, restarting one that fails.
