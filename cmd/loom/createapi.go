@@ -109,7 +109,12 @@ func runCreateAPI(dir string, args []string, stdout, stderr io.Writer) error {
 	if err := writeFiles(dir, files, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nNext: edit %s, then make generate\n", files[len(files)-3].path)
+	typesFile, testFile, exampleFile := files[len(files)-3].path, files[len(files)-2].path, files[len(files)-1].path
+	fmt.Fprintf(stdout, "\nNext: edit %s (replace %sSpec's placeholder field with yours), then make generate && make test.\n"+
+		"The test (%s) and the example (%s) name no spec field, so they survive that edit;\n"+
+		"a field you make required needs a value in the example, and a field whose zero value your markers refuse\n"+
+		"(a MinLength, an Enum without \"\") needs one in the test's new%s%s.\n",
+		typesFile, d.Kind, testFile, exampleFile, d.Accessor, d.Kind)
 	return nil
 }
 

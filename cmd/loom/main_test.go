@@ -94,6 +94,14 @@ func TestCreateAPIWrites(t *testing.T) {
 	if !strings.Contains(string(test), "cs.ShopV1().Customers()") {
 		t.Errorf("a cluster-scoped kind's test must use Customers() without a namespace:\n%s", test)
 	}
+	// The test and the example survive the user's replacing the spec's
+	// placeholder field only if they do not name it (issue 32).
+	example, _ := os.ReadFile(filepath.Join(dir, "examples/shop_v1_customer.yaml"))
+	for name, content := range map[string][]byte{"test": test, "example": example} {
+		if strings.Contains(strings.ToLower(string(content)), "description") {
+			t.Errorf("the %s names the spec's placeholder field description:\n%s", name, content)
+		}
+	}
 }
 
 // TestBadInputChangesNothing runs each refused command line and checks the
