@@ -46,8 +46,9 @@ var errNamespaceMismatch = apierrors.NewBadRequest("the namespace of the provide
 // from generateName if there is none; the kind's mutating hooks run; then
 // the client's (and the hooks') system fields and resourceVersion are
 // dropped and the server's set (uid, creationTimestamp in whole seconds,
-// generation 1), and the kind's own Prepare runs, as on an update. It then validates the metadata and the schema
-// (markers, CEL rules), as a CRD's create does, all violations in one 422
+// generation 1), and the kind's own Prepare runs, as on an update. It
+// then validates the metadata and the schema (markers, CEL rules), as a
+// CRD's create does, all violations in one 422
 // Invalid: the schema validates f, the body's form (decodeForm; with the
 // metadata just set), or, without one, obj's conversion, defaulted first.
 // A body that did not decode into the Go type is then the 400 it kept.
