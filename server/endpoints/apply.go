@@ -104,14 +104,7 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 	if err := h.prepareCreate(ctx, obj, f, rt.namespace, time.Now()); err != nil {
 		return zero, err
 	}
-	key := h.key(rt)
-	if a.opts.dryRun {
-		if err := h.dryRunCreate(ctx, key); err != nil {
-			return zero, err
-		}
-		return obj, nil
-	}
-	return h.store.Create(ctx, key, obj)
+	return h.storage(a.opts.dryRun).Create(ctx, h.key(rt), obj)
 }
 
 // applier is one apply request: a manager's configuration, merged into

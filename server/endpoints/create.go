@@ -1,13 +1,13 @@
 package endpoints
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiloom/apiloom/server/admission/ownerrefs"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -22,7 +22,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 		return err
 	}
 	ctx := r.Context()
-	dedupOwnerReferences(ctx, in.obj, false)
+	ownerrefs.Dedup(ctx, in.obj, false)
 	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 	if err := h.prepareCreate(ctx, obj, in.form, rt.namespace, time.Now()); err != nil {
@@ -31,16 +31,13 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	var created O
 	for attempt := 1; ; attempt++ {
 		key := storage.Key(obj.GetNamespace(), obj.GetName())
-		if opts.dryRun {
-			created, err = obj, h.dryRunCreate(ctx, key)
-		} else {
-			created, err = h.store.Create(ctx, key, obj)
-			if errors.Is(err, storage.ErrTooLarge) && len(obj.GetManagedFields()) > 0 {
-				// Too large with its managed fields: stored without them,
-				// as kube-apiserver does.
-				obj.SetManagedFields(nil)
-				created, err = h.store.Create(ctx, key, obj)
-			}
+		store := h.storage(opts.dryRun)
+		created, err = store.Create(ctx, key, obj)
+		if errors.Is(err, storage.ErrTooLarge) && len(obj.GetManagedFields()) > 0 {
+			// Too large with its managed fields: stored without them,
+			// as kube-apiserver does.
+			obj.SetManagedFields(nil)
+			created, err = store.Create(ctx, key, obj)
 		}
 		if !generated || !errors.Is(err, storage.ErrExists) || attempt == maxGenerateNameAttempts {
 			break
@@ -54,19 +51,4 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 		return storageStatus(err, h.gr, obj.GetName(), verbOther)
 	}
 	return h.writeObject(w, out, http.StatusCreated, created, in.warnings)
-}
-
-// dryRunCreate checks that a create at key would not collide, as
-// kube-apiserver's dry-run storage does. A key whose value does not decode
-// is taken, as the create itself would find it.
-func (h *handler[O]) dryRunCreate(ctx context.Context, key string) error {
-	_, err := h.store.Get(ctx, key, storage.GetOptions{})
-	switch {
-	case err == nil, errors.Is(err, storage.ErrCorrupt):
-		return &storage.Error{Err: storage.ErrExists, Key: key}
-	case errors.Is(err, storage.ErrNotFound):
-		return nil
-	default:
-		return err
-	}
 }

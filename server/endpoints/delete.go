@@ -37,10 +37,10 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
-	if err := h.admitDelete(rt); err != nil {
+	setDryRun(r.Context(), len(opts.DryRun) > 0)
+	if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
 		return err
 	}
-	setDryRun(r.Context(), len(opts.DryRun) > 0)
 	if unsafeDelete(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
@@ -100,6 +100,9 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 			listRV = list.ResourceVersion
 		}
 		for _, item := range list.Items {
+			if err := h.admitDelete(ctx, item.GetName(), item.GetNamespace()); err != nil {
+				return err
+			}
 			key := storage.Key(item.GetNamespace(), item.GetName())
 			if _, _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return storageStatus(err, h.gr, item.GetName(), verbOther)
@@ -124,7 +127,7 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	if err != nil {
 		return zero, false, err
 	}
-	if err := h.validateDeleteHook(ctx, current); err != nil {
+	if err := h.validateDelete(ctx, current); err != nil {
 		return zero, false, err
 	}
 	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {
@@ -139,25 +142,12 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 			return zero, false, err
 		}
 	}
+	store := h.storage(dryRun)
 	if _, changed := prop.finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
-		if dryRun {
-			return current, true, checkPreconditions(key, pre, current)
-		}
-		obj, err := h.store.Delete(ctx, key, pre)
+		obj, err := store.Delete(ctx, key, pre)
 		return obj, err == nil, err
 	}
-	if dryRun {
-		if err := checkPreconditions(key, pre, current); err != nil {
-			return zero, false, err
-		}
-		marked := copyObject(current) // current may be shared with other readers
-		if !prop.apply(marked) {
-			return current, true, nil // deleted as it is stored
-		}
-		markDeleting(marked, time.Now())
-		return marked, false, nil
-	}
-	marked, err := h.store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
+	marked, err := store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
 		if !prop.apply(cur) {
 			return zero, errNoFinalizers
 		}
@@ -169,14 +159,14 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	}
 	// No finalizer is left (they went away meanwhile, or the policy
 	// removed the last): delete now.
-	obj, err = h.store.Delete(ctx, key, pre)
+	obj, err = store.Delete(ctx, key, pre)
 	return obj, err == nil, err
 }
 
 // precondition is kube-apiserver's first check of a delete's
 // preconditions, on the object read: 409 Conflict naming the kind, in
 // its words. A concurrent change after the read is caught by storage's
-// own check (checkPreconditions' words).
+// own check (storage.CheckPreconditions' words).
 func (h *handler[O]) precondition(pre *storage.Preconditions, current O) error {
 	if pre == nil {
 		return nil
@@ -251,21 +241,4 @@ func preconditions(opts metav1.DeleteOptions) *storage.Preconditions {
 		pre.UID = &uid
 	}
 	return pre
-}
-
-// checkPreconditions is storage's precondition check, for a dry run that
-// does not reach storage's write path.
-func checkPreconditions(key string, pre *storage.Preconditions, obj metav1.Object) error {
-	if pre == nil {
-		return nil
-	}
-	if pre.UID != nil && *pre.UID != string(obj.GetUID()) {
-		return &storage.Error{Err: storage.ErrPrecondition, Key: key,
-			Detail: "Precondition failed: UID in precondition: " + *pre.UID + ", UID in object meta: " + string(obj.GetUID())}
-	}
-	if pre.ResourceVersion != nil && *pre.ResourceVersion != obj.GetResourceVersion() {
-		return &storage.Error{Err: storage.ErrPrecondition, Key: key,
-			Detail: "Precondition failed: ResourceVersion in precondition: " + *pre.ResourceVersion + ", ResourceVersion in object meta: " + obj.GetResourceVersion()}
-	}
-	return nil
 }

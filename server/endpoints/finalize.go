@@ -32,7 +32,7 @@ func (h *handler[O]) ownFinalizersPending(obj O) bool {
 // is stored.
 func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storage.Preconditions, current O, dryRun bool, prop propagation) (O, error) {
 	var zero O
-	if err := checkPreconditions(key, pre, current); err != nil {
+	if err := storage.CheckPreconditions(key, pre, current); err != nil {
 		return zero, err
 	}
 	if current.GetDeletionTimestamp() != nil {
@@ -46,11 +46,6 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 		h.def.Finalize.MarkDeleting(obj)
 		prop.apply(obj) // whether metadata.finalizers remain does not matter here
 	}
-	if dryRun {
-		obj := copyObject(current) // may be shared with other readers
-		mark(obj)
-		return obj, nil
-	}
 	// As upstream, the mark is conditioned on the object read (its uid).
 	// pre may be shared by a deletecollection's objects: a copy.
 	uid := string(current.GetUID())
@@ -58,36 +53,8 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 	if pre != nil {
 		cond.ResourceVersion = pre.ResourceVersion
 	}
-	return h.store.GuaranteedUpdate(ctx, key, &cond, func(cur O) (O, error) {
+	return h.storage(dryRun).GuaranteedUpdate(ctx, key, &cond, func(cur O) (O, error) {
 		mark(cur)
 		return cur, nil
 	})
-}
-
-// prepareFinalize returns the object a PUT of .../finalize stores over
-// current: current with its own finalizers, the metadata a client writes
-// (takeMetadata) and the managed fields (tracked by the caller) taken from
-// obj, the request's object, which must carry current's resourceVersion;
-// only the status stays current's, as kube-apiserver's finalize strategy
-// resets only the status. Validated by the metadata rules and the kind's
-// finalize rules (Finalize.Validate, else its Validate), one 422. current
-// is the caller's copy and becomes the result.
-func (h *handler[O]) prepareFinalize(obj, current O) (O, error) {
-	var zero O
-	if err := h.checkResourceVersion(obj, current); err != nil {
-		return zero, err
-	}
-	old := copyObject(current)
-	errs := h.takeMetadata(current, obj)
-	h.def.Finalize.Copy(current, obj)
-	current.SetManagedFields(obj.GetManagedFields())
-	if v := h.def.Finalize.Validate; v != nil {
-		errs = append(errs, v(current, old)...)
-	} else {
-		errs = append(errs, h.kindErrors(current, old)...)
-	}
-	if err := h.invalid(current, errs); err != nil {
-		return zero, err
-	}
-	return current, nil
 }

@@ -11,20 +11,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
-// A kind's hooks (resource.Definition.Hooks, package server/hook) run in
-// the three functions every write path goes through, so no path calls
-// them itself: prepareCreate, prepareUpdate (main resource and /scale)
-// and prepareStatusUpdate run the mutating hooks (Default, then
-// PrepareFor*) first and the validating ones once the metadata rules,
-// the schema and its CEL rules accept the object; deleteObject (delete
-// and deletecollection) runs ValidateDelete on the stored object. What
-// each call may not know from its arguments (the subresource, dryRun,
-// where warnings go) the request carries in its context (withAdmission).
+// A kind's hooks (resource.Definition.Hooks, package server/hook) are
+// stages of the admission chain (admit.go, stages.go), so no write path
+// calls them itself: the mutating hooks (Default, then PrepareFor*) are
+// the chain's KindMutatingHooks, the validating ones its
+// KindValidatingHooks, once the metadata rules, the schema and its CEL
+// rules accepted the object; a delete's (delete and each item of a
+// deletecollection) runs ValidateDelete on the stored object. What each
+// call may not know from its arguments (the subresource, dryRun, where
+// warnings go) the request carries in its context (withAdmission).
 
 // hookConfig is the configuration of hooks, from WithHooks.
 type hookConfig struct {
@@ -39,10 +40,11 @@ func WithHooks(readers hook.Readers, timeout time.Duration) Option {
 	return func(c *handlerConfig) { c.hooks = hookConfig{readers: readers, timeout: timeout} }
 }
 
-// admission is what a write's admission (its hooks, the server's own
-// checks) knows of it beyond the object, and where its warnings go: set
-// in the context of every write by serve.
-type admission struct {
+// writeRequest is what a write's admission (the chain, the kind's
+// hooks) knows of it beyond the object, and where its warnings go: set in
+// the context of every write by serve, as k8s.io/apiserver's warning
+// recorder too (warning.AddWarning).
+type writeRequest struct {
 	w           http.ResponseWriter
 	subresource string
 	dryRun      bool
@@ -50,16 +52,18 @@ type admission struct {
 	warned map[string]bool
 }
 
-type admissionKey struct{}
+var _ warning.Recorder = (*writeRequest)(nil)
 
-// withAdmission is r's context with its admission, for a write (reads
+type writeRequestKey struct{}
+
+// withAdmission is r's context with its writeRequest, for a write (reads
 // have no admission, and do without the allocations).
 func (h *handler[O]) withAdmission(w http.ResponseWriter, r *http.Request, rt route) *http.Request {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return r
 	}
-	a := &admission{w: w, dryRun: len(r.URL.Query()["dryRun"]) > 0}
+	a := &writeRequest{w: w, dryRun: len(r.URL.Query()["dryRun"]) > 0}
 	switch {
 	case rt.status:
 		a.subresource = "status"
@@ -68,26 +72,35 @@ func (h *handler[O]) withAdmission(w http.ResponseWriter, r *http.Request, rt ro
 	case rt.finalize:
 		a.subresource = "finalize"
 	}
-	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
+	ctx := context.WithValue(r.Context(), writeRequestKey{}, a)
+	return r.WithContext(warning.WithWarningRecorder(ctx, a))
+}
+
+// requestOf is ctx's writeRequest; an empty one outside a write.
+func requestOf(ctx context.Context) *writeRequest {
+	if a, ok := ctx.Value(writeRequestKey{}).(*writeRequest); ok {
+		return a
+	}
+	return &writeRequest{}
 }
 
 // setDryRun records dryRun from DeleteOptions, which may come in a body.
 func setDryRun(ctx context.Context, dryRun bool) {
-	if a, ok := ctx.Value(admissionKey{}).(*admission); ok {
+	if a, ok := ctx.Value(writeRequestKey{}).(*writeRequest); ok {
 		a.dryRun = dryRun
 	}
 }
 
-// warnIn adds warnings to the response of the write ctx belongs to, once
-// each; nothing outside a write.
-func warnIn(ctx context.Context, warnings ...string) {
-	if a, ok := ctx.Value(admissionKey{}).(*admission); ok {
-		a.warn(warnings)
-	}
-}
+// AddWarning implements warning.Recorder: the warning is added to the
+// response's Warning headers, once.
+func (a *writeRequest) AddWarning(_, text string) { a.warn([]string{text}) }
 
-// warn adds warnings to the response's Warning headers, once each.
-func (a *admission) warn(warnings hook.Warnings) {
+// warn adds warnings to the response's Warning headers, once each;
+// nothing outside a write.
+func (a *writeRequest) warn(warnings hook.Warnings) {
+	if a.w == nil {
+		return
+	}
 	for _, msg := range warnings {
 		if a.warned[msg] {
 			continue
@@ -101,11 +114,8 @@ func (a *admission) warn(warnings hook.Warnings) {
 }
 
 // hookRequest is the hook.Request of op on obj in ctx's request.
-func (h *handler[O]) hookRequest(ctx context.Context, op hook.Operation, obj O) (*hook.Request, *admission) {
-	a, _ := ctx.Value(admissionKey{}).(*admission)
-	if a == nil {
-		a = &admission{}
-	}
+func (h *handler[O]) hookRequest(ctx context.Context, op hook.Operation, obj O) (*hook.Request, *writeRequest) {
+	a := requestOf(ctx)
 	u, _ := genericrequest.UserFrom(ctx)
 	return hook.NewRequest(ctx, op, a.subresource, a.dryRun, u, obj.GetNamespace(), obj.GetName(), h.hooks.readers), a
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 )
 
@@ -85,10 +86,9 @@ type handlerConfig struct {
 	typeConverter managedfields.TypeConverter
 	schemaCheck   *schemacheck.Check
 	versions      KindVersions
-	namespaces    NamespaceLifecycle
 	hooks         hookConfig
-	// writeAdmission is WithWriteAdmission's; nil for none.
-	writeAdmission WriteAdmission
+	// admission is WithAdmission's; nil for the kind's stages alone.
+	admission *admission.Chain
 	// authorizer is WithAuthorizer's; nil for none.
 	authorizer authorizer.Authorizer
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -28,6 +29,8 @@ import (
 type handler[O resource.Object] struct {
 	def   *resource.Definition[O]
 	store storage.Interface[O]
+	// dryRun is store as a request with dryRun=All writes to it.
+	dryRun storage.Interface[O]
 
 	gvk schema.GroupVersionKind
 	gr  schema.GroupResource
@@ -53,14 +56,10 @@ type handler[O resource.Object] struct {
 	// check defaults and validates writes by the kind's schema
 	// (admission.go); nil when the kind has none.
 	check *schemacheck.Check
-	// namespaces admits writes by their namespace's lifecycle
-	// (nsadmission.go); nil when namespaces are not served.
-	namespaces NamespaceLifecycle
 	// hooks configures the kind's hooks (hooks.go).
 	hooks hookConfig
-	// writeAdmission admits creates and updates with the request
-	// (writeadmission.go); nil for none.
-	writeAdmission WriteAdmission
+	// admission is the chain every write goes through (admit.go).
+	admission *admission.Chain
 	// authz decides what a request needs beyond its own verb (the unsafe
 	// delete's); nil without one (WithAuthorizer).
 	authz authorizer.Authorizer
@@ -106,7 +105,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	for _, f := range def.SelectableFields {
 		keys[f] = true
 	}
-	h.def, h.store = def, store
+	h.def, h.store, h.dryRun = def, store, storage.DryRun(store)
 	h.gvk, h.gr = def.GroupVersionKind(), def.GroupResource()
 	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
@@ -116,7 +115,10 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		versions = cfg.versions.Infos()
 	}
 	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
-	h.namespaces, h.hooks, h.writeAdmission, h.authz = cfg.namespaces, cfg.hooks, cfg.writeAdmission, cfg.authorizer
+	h.hooks, h.admission, h.authz = cfg.hooks, cfg.admission, cfg.authorizer
+	if h.admission == nil {
+		h.admission = standardChain
+	}
 	return h
 }
 
@@ -241,6 +243,15 @@ func validateSegments(rt route) error {
 
 func quoteJoin(v string, msgs []string) string {
 	return `"` + v + `": ` + strings.Join(msgs, ";")
+}
+
+// storage is where a write goes: the store, or with dryRun its dry run,
+// which checks what the store would and stores nothing.
+func (h *handler[O]) storage(dryRun bool) storage.Interface[O] {
+	if dryRun {
+		return h.dryRun
+	}
+	return h.store
 }
 
 // key is the storage key of the object a request names.

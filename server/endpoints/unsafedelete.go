@@ -35,7 +35,7 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 	if err := h.authorizeUnsafeDelete(r.Context(), rt); err != nil {
 		return err
 	}
-	if err := h.store.DeleteCorrupt(r.Context(), h.key(rt), dryRun); err != nil {
+	if err := h.storage(dryRun).DeleteCorrupt(r.Context(), h.key(rt), dryRun); err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
 	return writeStatus(w, out, metav1.Status{

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/admission/ownerrefs"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -27,7 +28,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 		return err
 	}
 	manager := managerName(opts.fieldManager, r.UserAgent())
-	dedupOwnerReferences(r.Context(), in.obj, false)
+	ownerrefs.Dedup(r.Context(), in.obj, false)
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
 		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 			// tryUpdate may run again on a fresher object: work on a copy.
@@ -47,7 +48,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 // patch produced (nil for an apply).
 func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, f *form, rt route) (O, error) {
 	if rt.finalize {
-		return h.prepareFinalize(obj, current)
+		return h.prepareFinalize(ctx, obj, current)
 	}
 	if rt.status {
 		return h.prepareStatusUpdate(ctx, obj, current, f)
@@ -103,23 +104,12 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 		return obj, nil
 	}
 
-	var result O
-	var err error
-	if dryRun {
-		var current O
-		if current, err = h.store.Get(ctx, key, storage.GetOptions{}); err == nil {
-			// What storage returns may be shared (the watch cache's is).
-			result, err = try(copyObject(current))
-		}
-	} else {
-		result, err = h.store.GuaranteedUpdate(ctx, key, nil, try)
-	}
+	store := h.storage(dryRun)
+	result, err := store.GuaranteedUpdate(ctx, key, nil, try)
 	if errors.Is(err, errEmptiedFinalizers) {
-		if !dryRun {
-			uid, rv := string(last.GetUID()), last.GetResourceVersion()
-			if _, err := h.store.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return zero, storageStatus(err, h.gr, rt.name, verbOther)
-			}
+		uid, rv := string(last.GetUID()), last.GetResourceVersion()
+		if _, err := store.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return zero, storageStatus(err, h.gr, rt.name, verbOther)
 		}
 		return emptied, nil
 	}

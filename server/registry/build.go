@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/nslifecycle"
 	"github.com/apiloom/apiloom/server/admission/rbacescalation"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
@@ -120,6 +121,8 @@ type shared struct {
 	namespaces *nslifecycle.Lifecycle
 	// readers are every served kind's, for hooks (hookreaders.go).
 	readers hookReaders
+	// admission is the server's admission chain, every resource's.
+	admission *admission.Chain
 }
 
 // builder builds one resource's storage and handler on a backend.
@@ -206,13 +209,8 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	if b.Limits != nil {
 		opts = append(opts, endpoints.WithLimits(*b.Limits))
 	}
-	if sh.namespaces != nil {
-		opts = append(opts, endpoints.WithNamespaceLifecycle(sh.namespaces))
-	}
-	if b.RBAC != nil {
-		if c := rbacescalation.For(def.GroupResource(), b.RBAC); c != nil {
-			opts = append(opts, endpoints.WithWriteAdmission(c))
-		}
+	if sh.admission != nil {
+		opts = append(opts, endpoints.WithAdmission(sh.admission))
 	}
 	if b.Authorizer != nil {
 		opts = append(opts, endpoints.WithAuthorizer(b.Authorizer))
@@ -222,6 +220,20 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	opts = append(opts, endpoints.WithHooks(sh.readers, b.HookTimeout))
 	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 	return nil
+}
+
+// admissionChain is the server's admission chain (admission.New), with
+// the namespace lifecycle when namespaces are served and RBAC's
+// escalation prevention when the server has a resolver.
+func admissionChain(namespaces *nslifecycle.Lifecycle, rbac rbacescalation.Resolver) *admission.Chain {
+	var p admission.ServerPlugins
+	if namespaces != nil {
+		p.NamespaceLifecycle = namespaces
+	}
+	if rbac != nil {
+		p.RBACEscalation = rbacescalation.Plugin{Resolver: rbac}
+	}
+	return admission.New(p)
 }
 
 // Build constructs storage and handlers for every registered resource. On
@@ -248,6 +260,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 		return nil, err
 	}
 	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
+	sh.admission = admissionChain(sh.namespaces, b.RBAC)
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {

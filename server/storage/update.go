@@ -92,7 +92,7 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 		if err != nil {
 			return zero, err
 		}
-		if err := checkPreconditions(key, pre, cur); err != nil {
+		if err := CheckPreconditions(key, pre, cur); err != nil {
 			return zero, err
 		}
 		op, result, err := change(kv, cur)
@@ -130,9 +130,9 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 	}
 }
 
-// checkPreconditions returns an *Error wrapping ErrPrecondition if obj does
+// CheckPreconditions returns an *Error wrapping ErrPrecondition if obj does
 // not satisfy pre. The details repeat apiserver's wording.
-func checkPreconditions[O resource.Object](key string, pre *Preconditions, obj O) error {
+func CheckPreconditions[O resource.Object](key string, pre *Preconditions, obj O) error {
 	if pre == nil {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -37,8 +38,8 @@ const liveLookupTTL = 30 * time.Second
 var namespacesResource = schema.GroupResource{Resource: "namespaces"}
 
 // Lifecycle admits writes by their namespace. Create it with New and Bind
-// it to the namespaces' storage before it admits anything; it implements
-// endpoints.NamespaceLifecycle.
+// it to the namespaces' storage before it admits anything; it is the
+// NamespaceLifecycle plugin of the server's admission chain.
 type Lifecycle struct {
 	// mu guards source and deleted.
 	mu     sync.Mutex
@@ -64,8 +65,34 @@ func (l *Lifecycle) Bind(src storage.Interface[*corev1.Namespace]) {
 // the namespaces' storage was built.
 var errNotBound = errors.New("nslifecycle: namespaces are not served yet")
 
-// Admit implements endpoints.NamespaceLifecycle.
-func (l *Lifecycle) Admit(ctx context.Context, gr schema.GroupResource, name, ns string, create bool) error {
+var _ admission.MutationInterface = (*Lifecycle)(nil)
+
+// Handles implements admission.Interface.
+func (l *Lifecycle) Handles(admission.Operation) bool { return true }
+
+// Admit implements admission.MutationInterface, where kube-apiserver's
+// NamespaceLifecycle runs: a namespace's DELETE by AdmitNamespaceDelete,
+// a create or update of a namespaced object by AdmitWrite.
+func (l *Lifecycle) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	gr := a.GetResource().GroupResource()
+	switch a.GetOperation() {
+	case admission.Delete:
+		if gr == namespacesResource && a.GetName() != "" {
+			return l.AdmitNamespaceDelete(a.GetName())
+		}
+		return nil
+	case admission.Create, admission.Update:
+		return l.AdmitWrite(ctx, gr, a.GetName(), a.GetNamespace(), a.GetOperation() == admission.Create)
+	}
+	return nil
+}
+
+// AdmitWrite is nil when an object of gr named name may be written in
+// namespace ns (none for a cluster-scoped object), created when create is
+// true, updated otherwise; else the API error: 404 NotFound for the
+// namespace when it does not exist, 403 Forbidden for a create into a
+// namespace being terminated.
+func (l *Lifecycle) AdmitWrite(ctx context.Context, gr schema.GroupResource, name, ns string, create bool) error {
 	if ns == "" {
 		return nil
 	}
@@ -100,7 +127,7 @@ func (l *Lifecycle) Admit(ctx context.Context, gr schema.GroupResource, name, ns
 	return forbidden
 }
 
-// AdmitNamespaceDelete implements endpoints.NamespaceLifecycle: 403 for an
+// AdmitNamespaceDelete is 403 for an
 // immortal namespace; any other is noted so that writes into it read its
 // phase from etcd for a while.
 func (l *Lifecycle) AdmitNamespaceDelete(name string) error {

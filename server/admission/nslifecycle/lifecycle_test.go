@@ -37,22 +37,22 @@ func TestAdmit(t *testing.T) {
 		"ending": {ObjectMeta: metav1.ObjectMeta{Name: "ending"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}},
 	}}
 	l := New()
-	if err := l.Admit(t.Context(), configmaps, "c", "live", true); !apierrors.IsInternalError(err) {
+	if err := l.AdmitWrite(t.Context(), configmaps, "c", "live", true); !apierrors.IsInternalError(err) {
 		t.Fatalf("before Bind: %v", err)
 	}
 	l.Bind(src)
 	ctx := t.Context()
-	if err := l.Admit(ctx, configmaps, "c", "live", true); err != nil {
+	if err := l.AdmitWrite(ctx, configmaps, "c", "live", true); err != nil {
 		t.Fatalf("create in an Active namespace: %v", err)
 	}
-	if err := l.Admit(ctx, configmaps, "c", "ending", false); err != nil {
+	if err := l.AdmitWrite(ctx, configmaps, "c", "ending", false); err != nil {
 		t.Fatalf("update in a Terminating namespace: %v", err)
 	}
-	err := l.Admit(ctx, configmaps, "c", "gone", false)
+	err := l.AdmitWrite(ctx, configmaps, "c", "gone", false)
 	if !apierrors.IsNotFound(err) || err.Error() != `namespaces "gone" not found` {
 		t.Fatalf("missing namespace: %v", err)
 	}
-	err = l.Admit(ctx, configmaps, "", "ending", true)
+	err = l.AdmitWrite(ctx, configmaps, "", "ending", true)
 	var status apierrors.APIStatus
 	if s, ok := err.(apierrors.APIStatus); ok { //nolint:errorlint // apierrors' own type
 		status = s
@@ -88,7 +88,7 @@ func TestLiveLookupAfterDelete(t *testing.T) {
 	}
 	read := func() string {
 		src.reads = nil
-		if err := l.Admit(t.Context(), configmaps, "c", "a", true); err != nil {
+		if err := l.AdmitWrite(t.Context(), configmaps, "c", "a", true); err != nil {
 			t.Fatal(err)
 		}
 		return src.reads[0]

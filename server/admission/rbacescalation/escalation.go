@@ -7,8 +7,9 @@
 // kube-apiserver's words. Members of system:masters (the server's own
 // loopback client among them) are never checked.
 //
-// It runs as the RBAC kinds' endpoints.WriteAdmission (wired by the
-// registry when the server has a Resolver), on every write path.
+// It runs as the RBACEscalation plugin of the server's admission chain
+// (Plugin, given to the chain when the server has a Resolver), on every
+// write path.
 package rbacescalation
 
 import (
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -81,7 +83,28 @@ var fullAuthority = []rbacv1.PolicyRule{
 // errAggregation is why a ClusterRole's aggregationRule is refused.
 var errAggregation = errors.New("must have cluster-admin privileges to use the aggregationRule")
 
-// Admit implements endpoints.WriteAdmission: nil when the request's user
+// Plugin is the escalation check of every RBAC resource's creates and
+// updates, as an admission.ValidationInterface.
+type Plugin struct{ Resolver Resolver }
+
+var _ admission.ValidationInterface = Plugin{}
+
+// Handles implements admission.Interface.
+func (Plugin) Handles(op admission.Operation) bool {
+	return op == admission.Create || op == admission.Update
+}
+
+// Validate implements admission.ValidationInterface with the Check of
+// a's resource; nothing to check for the others.
+func (p Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	c := For(a.GetResource().GroupResource(), p.Resolver)
+	if c == nil || a.GetObject() == nil {
+		return nil
+	}
+	return c.Admit(ctx, a.GetObject(), a.GetOldObject())
+}
+
+// Admit is nil when the request's user
 // may store obj (a create when old is nil, else an update of old), else
 // 403 Forbidden with the permissions it lacks, or the error resolving the
 // role a binding refers to (404 when it does not exist), as

@@ -1,0 +1,98 @@
+package endpoints
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// Every write path reaches the server's admission chain (package
+// server/admission) through admit: create, update, each patch type and
+// server-side apply (prepareCreate, prepareUpdate), /status
+// (prepareStatusUpdate), /scale (scaledObject, through prepareUpdate),
+// /finalize (prepareFinalize), delete and each item of a
+// deletecollection (admitDelete before the object is read, then
+// validateDelete on it), dry run or not.
+
+// standardChain is the chain of a resource the server gives none: the
+// kind's own stages, without the server's plugins.
+var standardChain = admission.New(admission.ServerPlugins{})
+
+// WithAdmission makes c the admission chain of the resource's writes
+// (admission.New builds the server's). Without it, writes go through the
+// kind's own stages alone.
+func WithAdmission(c *admission.Chain) Option {
+	return func(cfg *handlerConfig) { cfg.admission = c }
+}
+
+// admit runs the chain's mutating phase, then its validating phase, on a
+// write of obj over old (nil for a create) with stages, the kind's.
+func (h *handler[O]) admit(ctx context.Context, op k8sadmission.Operation, obj, old runtime.Object, stages admission.KindStages) error {
+	a := h.attributes(ctx, op, obj, old, stages)
+	if err := h.admission.Admit(ctx, a, nil); err != nil {
+		return err
+	}
+	return h.admission.Validate(ctx, a, nil)
+}
+
+// attributes are the admission attributes of a write of obj over old in
+// ctx's request; obj and old are nil where there is none (a create's old,
+// a delete's object), never a typed nil.
+func (h *handler[O]) attributes(ctx context.Context, op k8sadmission.Operation, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
+	var name, namespace string
+	for _, o := range []runtime.Object{obj, old} {
+		if o == nil {
+			continue
+		}
+		if m, err := meta.Accessor(o); err == nil {
+			name, namespace = m.GetName(), m.GetNamespace()
+			break
+		}
+	}
+	return h.attributesOf(ctx, op, name, namespace, obj, old, stages)
+}
+
+// attributesOf are the admission attributes of a write of obj over old,
+// named name in namespace.
+func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation, name, namespace string, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
+	req := requestOf(ctx)
+	u, _ := genericrequest.UserFrom(ctx)
+	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
+		req.subresource, op, nil, req.dryRun, u)
+	return &admission.Attributes{Attributes: rec, Stages: stages}
+}
+
+// deletion is a delete's KindStages: the kind's ValidateDelete hook on
+// the stored object.
+type deletion[O resource.Object] struct {
+	h      *handler[O]
+	stored O
+}
+
+func (d deletion[O]) MutateHooks(context.Context) error { return nil }
+func (d deletion[O]) Prepare(context.Context) error     { return nil }
+func (d deletion[O]) Validate(context.Context) error    { return nil }
+func (d deletion[O]) ValidateHooks(ctx context.Context) error {
+	return d.h.validateDeleteHook(ctx, d.stored)
+}
+
+// admitDelete runs the chain's mutating phase on a DELETE of the object
+// name in namespace, before it is read: kube-apiserver's handler admits
+// a delete so, and NamespaceLifecycle refuses there to delete an immortal
+// namespace.
+func (h *handler[O]) admitDelete(ctx context.Context, name, namespace string) error {
+	return h.admission.Admit(ctx, h.attributesOf(ctx, k8sadmission.Delete, name, namespace, nil, nil, nil), nil)
+}
+
+// validateDelete runs the chain's validating phase on the DELETE of
+// stored, the object as read, as kube-apiserver's store validates a delete.
+func (h *handler[O]) validateDelete(ctx context.Context, stored O) error {
+	a := h.attributesOf(ctx, k8sadmission.Delete, stored.GetName(), stored.GetNamespace(), nil, stored, deletion[O]{h: h, stored: stored})
+	return h.admission.Validate(ctx, a, nil)
+}
