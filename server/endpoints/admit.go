@@ -45,15 +45,13 @@ func (h *handler[O]) admit(ctx context.Context, op k8sadmission.Operation, obj, 
 // ctx's request; obj and old are nil where there is none (a create's old,
 // a delete's object), never a typed nil.
 func (h *handler[O]) attributes(ctx context.Context, op k8sadmission.Operation, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
+	named := obj
+	if named == nil {
+		named = old
+	}
 	var name, namespace string
-	for _, o := range []runtime.Object{obj, old} {
-		if o == nil {
-			continue
-		}
-		if m, err := meta.Accessor(o); err == nil {
-			name, namespace = m.GetName(), m.GetNamespace()
-			break
-		}
+	if m, err := meta.Accessor(named); err == nil {
+		name, namespace = m.GetName(), m.GetNamespace()
 	}
 	return h.attributesOf(ctx, op, name, namespace, obj, old, stages)
 }
@@ -79,7 +77,7 @@ func (d deletion[O]) MutateHooks(context.Context) error { return nil }
 func (d deletion[O]) Prepare(context.Context) error     { return nil }
 func (d deletion[O]) Validate(context.Context) error    { return nil }
 func (d deletion[O]) ValidateHooks(ctx context.Context) error {
-	return d.h.validateDeleteHook(ctx, d.stored)
+	return d.h.kind.ValidateDeleteHook(ctx, d.h.strategyRequest(ctx), d.stored)
 }
 
 // admitDelete runs the chain's mutating phase on a DELETE of the object

@@ -50,7 +50,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			if err := h.checkName(obj, rt); err != nil {
 				return zero, err
 			}
-			obj, f, err := h.applyForm(a.config, obj, current, false)
+			obj, f, err := h.kind.ApplyForm(a.config, obj, current, false)
 			if err != nil {
 				return zero, err
 			}
@@ -91,13 +91,13 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 	if uid := obj.GetUID(); uid != "" {
 		return zero, apierrors.NewConflict(h.gr, rt.name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
 	}
-	if err := h.ensureNamespace(obj, rt.namespace); err != nil {
+	if err := h.kind.EnsureNamespace(obj, rt.namespace); err != nil {
 		return zero, err
 	}
 	if err := h.checkName(obj, rt); err != nil {
 		return zero, err
 	}
-	obj, f, err := h.applyForm(a.config, obj, zero, true)
+	obj, f, err := h.kind.ApplyForm(a.config, obj, zero, true)
 	if err != nil {
 		return zero, err
 	}

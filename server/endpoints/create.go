@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -39,10 +40,10 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 			obj.SetManagedFields(nil)
 			created, err = store.Create(ctx, key, obj)
 		}
-		if !generated || !errors.Is(err, storage.ErrExists) || attempt == maxGenerateNameAttempts {
+		if !generated || !errors.Is(err, storage.ErrExists) || attempt == strategy.MaxGenerateNameAttempts {
 			break
 		}
-		obj.SetName(generateName(obj.GetGenerateName()))
+		obj.SetName(strategy.GenerateName(obj.GetGenerateName()))
 	}
 	if generated && errors.Is(err, storage.ErrExists) {
 		return apierrors.NewGenerateNameConflict(h.gr, obj.GetName(), 1)

@@ -1,13 +1,15 @@
 package endpoints
 
 import (
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
+	"github.com/apiloom/apiloom/server/endpoints/strategy"
 )
 
 // Limits bound what one request may make a resource's handler do. The
@@ -86,7 +88,7 @@ type handlerConfig struct {
 	typeConverter managedfields.TypeConverter
 	schemaCheck   *schemacheck.Check
 	versions      KindVersions
-	hooks         hookConfig
+	hooks         strategy.Hooks
 	// admission is WithAdmission's; nil for the kind's stages alone.
 	admission *admission.Chain
 	// authorizer is WithAuthorizer's; nil for none.

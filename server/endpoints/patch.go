@@ -243,7 +243,7 @@ func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O,
 // kube-apiserver decodes a custom resource (integers as int64); nil when
 // the kind has no schema or data is not a JSON object.
 func (h *handler[O]) jsonContent(data []byte) map[string]any {
-	if h.check == nil {
+	if !h.kind.HasSchema() {
 		return nil
 	}
 	var u map[string]any

@@ -2,10 +2,11 @@ package endpoints
 
 import (
 	"fmt"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"net/http"
 	"strings"
 	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -13,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/admission"
-	"github.com/apiloom/apiloom/server/admission/schemacheck"
+	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -53,11 +55,10 @@ type handler[O resource.Object] struct {
 	// scale is where the scale subresource's fields live (scale.go); nil
 	// without one.
 	scale *scalePaths
-	// check defaults and validates writes by the kind's schema
-	// (admission.go); nil when the kind has none.
-	check *schemacheck.Check
-	// hooks configures the kind's hooks (hooks.go).
-	hooks hookConfig
+	// kind is what the resource's definition does to its writes
+	// (package strategy): defaults, hooks, the fields the server owns,
+	// validation.
+	kind *strategy.Kind[O]
 	// admission is the chain every write goes through (admit.go).
 	admission *admission.Chain
 	// authz decides what a request needs beyond its own verb (the unsafe
@@ -93,8 +94,18 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	if tc == nil {
 		tc = managedfields.NewDeducedTypeConverter()
 	}
-	h := &handler[O]{check: schemaChecker(def, cfg.schemaCheck), protobuf: hasProtobuf(def.New())}
-	managed, err := newFieldManagers(def, tc, h.applyDefaults, cfg.versions)
+	h := &handler[O]{protobuf: hasProtobuf(def.New())}
+	var versions []*resource.Info
+	if cfg.versions != nil {
+		versions = cfg.versions.Infos()
+	}
+	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
+	var scaleErrors func(map[string]any, bool) field.ErrorList
+	if h.scale != nil {
+		scaleErrors = h.scale.errors
+	}
+	h.kind = strategy.New(def, cfg.schemaCheck, scaleErrors, cfg.hooks)
+	managed, err := newFieldManagers(def, tc, h.kind.ApplyDefaults, cfg.versions)
 	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
@@ -110,12 +121,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
 	h.fmts = formats{protobuf: h.protobuf, cbor: h.limits.CBOR, kind: def.GroupVersionKind(), newObject: func() runtime.Object { return def.New() }}
-	var versions []*resource.Info
-	if cfg.versions != nil {
-		versions = cfg.versions.Infos()
-	}
-	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
-	h.hooks, h.admission, h.authz = cfg.hooks, cfg.admission, cfg.authorizer
+	h.admission, h.authz = cfg.admission, cfg.authorizer
 	if h.admission == nil {
 		h.admission = standardChain
 	}

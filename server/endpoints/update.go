@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -66,7 +67,7 @@ func (h *handler[O]) prepareWrite(ctx context.Context, obj, current O, f *form, 
 func (h *handler[O]) checkName(obj metav1.Object, rt route) error {
 	switch {
 	case h.def.Namespaced && obj.GetNamespace() != "" && obj.GetNamespace() != rt.namespace:
-		return errNamespaceMismatch
+		return strategy.ErrNamespaceMismatch
 	case obj.GetName() == "":
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", rt.name))
 	case obj.GetName() != rt.name:

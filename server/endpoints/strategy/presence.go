@@ -1,4 +1,4 @@
-package endpoints
+package strategy
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // is missing. A typed object cannot say that: decoded into Go, a field
 // without omitempty left out holds its zero value, and its conversion to
 // unstructured content writes that value ("title": ""), present. So the
-// schema validates the request's content (a form, admission.go) and never
+// schema validates the request's content (a form, form.go) and never
 // a typed object's conversion where the request's content exists, and the
 // two writes that change an object past its request's body keep to it:
 //
@@ -25,18 +25,18 @@ import (
 //     typed objects. Its result's conversion holds a zero for every field
 //     without omitempty; such a zero is present only where the
 //     configuration wrote the field or the stored object already held that
-//     same value (applyForm), as in the CRD's merged object. A field the
+//     same value (ApplyForm), as in the CRD's merged object. A field the
 //     configuration no longer writes and structured-merge-diff removed is
 //     missing, as with a CRD.
 
 // hookedForm is f with the changes of a kind's mutating hooks applied:
 // before and after are the typed object's conversions around the hooks.
 // f's content is not modified (a retried update uses it again).
-func hookedForm(f *form, before, after map[string]any) *form {
+func hookedForm(f *Form, before, after map[string]any) *Form {
 	if reflect.DeepEqual(before, after) {
 		return f
 	}
-	return &form{content: withChanges(f.content, before, after), typedErr: f.typedErr}
+	return &Form{content: withChanges(f.content, before, after), typedErr: f.typedErr}
 }
 
 // withChanges returns content with what changed from before to after:
@@ -95,36 +95,36 @@ func changedValue(c, b, a any, had bool) any {
 	return a
 }
 
-// applyForm is the form of merged, the object a server-side apply of
+// ApplyForm is the form of merged, the object a server-side apply of
 // config made over live (nil for a create): merged's conversion with the
 // zeros the request did not write removed (dropUnwritten), pruned and
 // defaulted as a CRD's merged object is, and merged then takes the
 // defaults. Without a schema there is no form.
-func (h *handler[O]) applyForm(config map[string]any, merged, live O, creating bool) (O, *form, error) {
-	if h.check == nil {
+func (k *Kind[O]) ApplyForm(config map[string]any, merged, live O, creating bool) (O, *Form, error) {
+	if k.check == nil {
 		return merged, nil, nil
 	}
-	u, err := h.toUnstructured(merged)
+	u, err := k.toUnstructured(merged)
 	if err != nil {
 		return merged, nil, err
 	}
 	var old map[string]any
 	if !creating {
-		if old, err = h.toUnstructured(live); err != nil {
+		if old, err = k.toUnstructured(live); err != nil {
 			return merged, nil, err
 		}
 	}
 	dropUnwrittenFields(u, config, old)
-	h.check.Decoded(u)
-	if h.check.HasDefaults() {
-		defaulted := h.def.New()
+	k.check.Decoded(u)
+	if k.check.HasDefaults() {
+		defaulted := k.def.New()
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, defaulted); err != nil {
-			return merged, nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", h.gvk.Kind, err))
+			return merged, nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", k.gvk.Kind, err))
 		}
-		defaulted.GetObjectKind().SetGroupVersionKind(h.gvk)
+		defaulted.GetObjectKind().SetGroupVersionKind(k.gvk)
 		merged = defaulted
 	}
-	return merged, &form{content: u}, nil
+	return merged, &Form{content: u}, nil
 }
 
 // dropUnwrittenFields removes from u, an apply's merged object, the

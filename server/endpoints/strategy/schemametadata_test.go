@@ -1,4 +1,4 @@
-package endpoints
+package strategy
 
 import (
 	"fmt"
@@ -41,9 +41,9 @@ func TestSchemaMetadataValidatesAsTheWholeMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewResource(def, nil).(*handler[*widget])
+	k := New(def, nil, nil, Hooks{})
 
-	full := func(w *widget) metav1.ObjectMeta {
+	full := func(w *storagetest.Widget) metav1.ObjectMeta {
 		return metav1.ObjectMeta{
 			Name: w.Name, GenerateName: w.GenerateName, Namespace: "ns", UID: types.UID("0b9d6c2e-1b7c-4c5e-9f57-8d1f0c3a9e11"),
 			Generation: 1, CreationTimestamp: metav1.Unix(1700000000, 0),
@@ -80,11 +80,11 @@ func TestSchemaMetadataValidatesAsTheWholeMetadata(t *testing.T) {
 		w := storagetest.NewWidget("ns", c.name, c.color)
 		w.GenerateName, w.Spec.Size = c.generateName, c.size
 		w.ObjectMeta = full(w)
-		f := &form{content: map[string]any{"spec": map[string]any{"size": int64(c.size)}}}
+		f := &Form{content: map[string]any{"spec": map[string]any{"size": int64(c.size)}}}
 		if c.color != "" {
 			f.content["spec"].(map[string]any)["color"] = c.color
 		}
-		trimmed, err := h.formContent(w, f, true)
+		trimmed, err := k.formContent(w, f, true)
 		if err != nil {
 			t.Fatal(err)
 		}

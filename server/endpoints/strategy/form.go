@@ -1,4 +1,4 @@
-package endpoints
+package strategy
 
 import (
 	"context"
@@ -9,9 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/apiloom/apiloom/server/admission/schemacheck"
-	"github.com/apiloom/apiloom/server/resource"
 )
 
 // Every write reaches the kind's schema (resource.Info.Schema) through the
@@ -24,7 +21,7 @@ import (
 // gives it in JSON (a create or update body, the result of a JSON, merge
 // or strategic merge patch; for /status the stored object with the
 // request's status), as unstructured content, pruned and defaulted as
-// kube-apiserver decodes a custom resource (decodeForm), with the
+// kube-apiserver decodes a custom resource (DecodeForm), with the
 // metadata the server sets (formContent). Only then does the typed object
 // count: a field the request leaves out reads as missing, not as the Go
 // zero value, an explicit "", [] or {} is seen before omitempty drops it,
@@ -41,23 +38,8 @@ import (
 // change the typed object, keep to the request's fields (presence.go);
 // /scale validates the object's unstructured conversion (form nil).
 
-// schemaChecker returns the schema check of def: the one an option gave,
-// or one built from def.Schema. It panics when the schema is invalid, a
-// programming error that the registry reports as an error at start
-// (registry.Build builds every check first).
-func schemaChecker[O resource.Object](def *resource.Definition[O], given *schemacheck.Check) *schemacheck.Check {
-	if given != nil || def.Schema == "" {
-		return given
-	}
-	c, err := schemacheck.New(context.Background(), &def.Info)
-	if err != nil {
-		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
-	}
-	return c
-}
-
 // A form is an object a request wrote, as a CRD would validate it.
-type form struct {
+type Form struct {
 	// content is the request's object as unstructured content, pruned
 	// and defaulted (schemacheck.Check.Decoded). Its metadata is replaced
 	// by the typed object's before it is validated (formContent).
@@ -78,30 +60,30 @@ type form struct {
 // error messages, and the form keeps typedErr for when the schema accepts
 // content. Without a schema, or when content is nil (not a JSON object) or
 // even its metadata does not decode, typedErr is returned as it is.
-func (h *handler[O]) decodeSchemaForm(content map[string]any, typed O, typedErr error) (O, *form, error) {
+func (k *Kind[O]) decodeSchemaForm(content map[string]any, typed O, typedErr error) (O, *Form, error) {
 	var zero O
-	if h.check == nil || content == nil {
+	if k.check == nil || content == nil {
 		if typedErr != nil {
 			return zero, nil, typedErr
 		}
 		return typed, nil, nil
 	}
 	if typedErr != nil {
-		typed = h.def.New()
+		typed = k.def.New()
 		head := map[string]any{"apiVersion": content["apiVersion"], "kind": content["kind"], "metadata": content["metadata"]}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(head, typed); err != nil {
 			return zero, nil, typedErr
 		}
 	}
-	h.check.Decoded(content)
-	if typedErr == nil && h.check.HasDefaults() {
-		defaulted := h.def.New()
+	k.check.Decoded(content)
+	if typedErr == nil && k.check.HasDefaults() {
+		defaulted := k.def.New()
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, defaulted); err != nil {
-			return zero, nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", h.gvk.Kind, err))
+			return zero, nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", k.gvk.Kind, err))
 		}
 		typed = defaulted
 	}
-	return typed, &form{content: content, typedErr: typedErr}, nil
+	return typed, &Form{content: content, typedErr: typedErr}, nil
 }
 
 // formContent is the content to validate for obj, the object a write
@@ -110,9 +92,9 @@ func (h *handler[O]) decodeSchemaForm(content map[string]any, typed O, typedErr 
 // metadata, kind and apiVersion. Without a form, it is obj's conversion to
 // unstructured content, defaulted (defaulted). With creating, the metadata
 // is only what the schema can see of it (schemaMetadata).
-func (h *handler[O]) formContent(obj O, f *form, creating bool) (map[string]any, error) {
+func (k *Kind[O]) formContent(obj O, f *Form, creating bool) (map[string]any, error) {
 	if f == nil {
-		return h.defaulted(obj)
+		return k.defaulted(obj)
 	}
 	var meta any
 	if creating {
@@ -120,12 +102,12 @@ func (h *handler[O]) formContent(obj O, f *form, creating bool) (map[string]any,
 	} else {
 		var err error
 		if meta, err = metadataContent(obj); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("converting the metadata of %s to unstructured: %w", h.gvk.Kind, err))
+			return nil, apierrors.NewInternalError(fmt.Errorf("converting the metadata of %s to unstructured: %w", k.gvk.Kind, err))
 		}
 	}
 	u := maps.Clone(f.content)
 	u["metadata"] = meta
-	u["apiVersion"], u["kind"] = h.gvk.GroupVersion().String(), h.gvk.Kind
+	u["apiVersion"], u["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
 	return u, nil
 }
 
@@ -168,12 +150,12 @@ func schemaMetadata(obj metav1.Object) map[string]any {
 
 // toUnstructured is obj's unstructured content, with its apiVersion and
 // kind set (a decoded typed object may lack them).
-func (h *handler[O]) toUnstructured(obj O) (map[string]any, error) {
+func (k *Kind[O]) toUnstructured(obj O) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to unstructured: %w", h.gvk.Kind, err))
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to unstructured: %w", k.gvk.Kind, err))
 	}
-	u["apiVersion"], u["kind"] = h.gvk.GroupVersion().String(), h.gvk.Kind
+	u["apiVersion"], u["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
 	return u, nil
 }
 
@@ -182,31 +164,31 @@ func (h *handler[O]) toUnstructured(obj O) (map[string]any, error) {
 // content for validation (nil when the kind has no schema). Defaults fill
 // fields absent from obj's JSON: a typed field with omitempty and a zero
 // value is absent, as in the JSON the server stores.
-func (h *handler[O]) defaulted(obj O) (map[string]any, error) {
-	if h.check == nil {
+func (k *Kind[O]) defaulted(obj O) (map[string]any, error) {
+	if k.check == nil {
 		return nil, nil
 	}
-	u, err := h.toUnstructured(obj)
-	if err != nil || !h.check.HasDefaults() {
+	u, err := k.toUnstructured(obj)
+	if err != nil || !k.check.HasDefaults() {
 		return u, err
 	}
-	h.check.Default(u)
+	k.check.Default(u)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", h.gvk.Kind, err))
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting defaulted %s: %w", k.gvk.Kind, err))
 	}
 	return u, nil
 }
 
-// applyDefaults applies the schema's defaults to obj, where nothing
+// ApplyDefaults applies the schema's defaults to obj, where nothing
 // validates it yet: the object a server-side apply merged, before the
 // field manager records it, so a defaulted field counts as set by its
 // writer, as in kube-apiserver (request bodies and patches get theirs in
-// decodeForm). A conversion error leaves obj as it is; defaulted reports
+// DecodeForm). A conversion error leaves obj as it is; defaulted reports
 // it later.
-func (h *handler[O]) applyDefaults(obj O) {
-	h.kindDefaults(obj)
-	if h.check != nil && h.check.HasDefaults() {
-		_, _ = h.defaulted(obj)
+func (k *Kind[O]) ApplyDefaults(obj O) {
+	k.kindDefaults(obj)
+	if k.check != nil && k.check.HasDefaults() {
+		_, _ = k.defaulted(obj)
 	}
 }
 
@@ -214,41 +196,63 @@ func (h *handler[O]) applyDefaults(obj O) {
 // upstream rules of a built-in kind) finds wrong with obj, the object a
 // create (old the zero value, nil) or an update of old would store; none
 // when the kind has no such function.
-func (h *handler[O]) kindErrors(obj, old O) field.ErrorList {
-	if h.def.Validate == nil {
+func (k *Kind[O]) kindErrors(obj, old O) field.ErrorList {
+	if k.def.Validate == nil {
 		return nil
 	}
-	return h.def.Validate(obj, old)
+	return k.def.Validate(obj, old)
 }
 
 // validateCreate is errs (the metadata violations) followed by the
 // schema's and the scale subresource's violations of obj, the object a
 // create stores, u being its unstructured content from defaulted.
-func (h *handler[O]) validateCreate(ctx context.Context, obj O, u map[string]any, errs field.ErrorList) field.ErrorList {
-	if h.check == nil {
-		return append(errs, h.scaleErrors(obj, true)...)
+func (k *Kind[O]) validateCreate(ctx context.Context, obj O, u map[string]any, errs field.ErrorList) field.ErrorList {
+	if k.check == nil {
+		return append(errs, k.scaleErrors(obj, true)...)
 	}
-	return h.check.Create(ctx, u, errs, h.scale.errors(u, true))
+	return k.check.Create(ctx, u, errs, k.scaleContentErrors(u, true))
 }
 
 // validateUpdate is errs followed by the schema's violations of obj (u),
 // the object an update of the main resource stores over old (oldU),
 // ratcheting,
 // and by those of its scale fields.
-func (h *handler[O]) validateUpdate(ctx context.Context, obj O, u, oldU map[string]any, errs field.ErrorList) field.ErrorList {
-	if h.check == nil {
-		return append(errs, h.scaleErrors(obj, true)...)
+func (k *Kind[O]) validateUpdate(ctx context.Context, obj O, u, oldU map[string]any, errs field.ErrorList) field.ErrorList {
+	if k.check == nil {
+		return append(errs, k.scaleErrors(obj, true)...)
 	}
-	return h.check.Update(ctx, u, oldU, errs, h.scale.errors(u, true))
+	return k.check.Update(ctx, u, oldU, errs, k.scaleContentErrors(u, true))
 }
 
 // validateStatusUpdate is the violations of obj (u), the object a write
 // to /status stores over old (oldU), as a CRD's status strategy finds
 // them: the status by the schema, the whole object by the CEL rules, and
 // the scale subresource's status replicas.
-func (h *handler[O]) validateStatusUpdate(ctx context.Context, obj O, u, oldU map[string]any) field.ErrorList {
-	if h.check == nil {
-		return h.scaleErrors(obj, false)
+func (k *Kind[O]) validateStatusUpdate(ctx context.Context, obj O, u, oldU map[string]any) field.ErrorList {
+	if k.check == nil {
+		return k.scaleErrors(obj, false)
 	}
-	return h.check.StatusUpdate(ctx, u, oldU, nil, h.scale.errors(u, false))
+	return k.check.StatusUpdate(ctx, u, oldU, nil, k.scaleContentErrors(u, false))
+}
+
+// scaleContentErrors are the violations of the scale fields of content,
+// an object's unstructured content.
+func (k *Kind[O]) scaleContentErrors(content map[string]any, spec bool) field.ErrorList {
+	if k.scale == nil {
+		return nil
+	}
+	return k.scale(content, spec)
+}
+
+// scaleErrors are the violations of obj's scale fields, none when the
+// resource has no scale subresource.
+func (k *Kind[O]) scaleErrors(obj O, spec bool) field.ErrorList {
+	if k.scale == nil {
+		return nil
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return k.scale(content, spec)
 }

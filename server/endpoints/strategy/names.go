@@ -1,4 +1,4 @@
-package endpoints
+package strategy
 
 import "math/rand/v2"
 
@@ -9,13 +9,13 @@ const (
 	nameAlphabet     = "bcdfghjklmnpqrstvwxz2456789"
 	nameSuffixLength = 5
 	maxNameBase      = 63 - nameSuffixLength
-	// maxGenerateNameAttempts is how often create tries another generated
+	// MaxGenerateNameAttempts is how often create tries another generated
 	// name when one is taken before answering 409, as upstream does.
-	maxGenerateNameAttempts = 8
+	MaxGenerateNameAttempts = 8
 )
 
-// generateName returns base with a random suffix.
-func generateName(base string) string {
+// GenerateName returns base with a random suffix.
+func GenerateName(base string) string {
 	if len(base) > maxNameBase {
 		base = base[:maxNameBase]
 	}

@@ -1,4 +1,4 @@
-package endpoints
+package strategy
 
 import (
 	"encoding/json"
