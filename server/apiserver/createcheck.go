@@ -16,17 +16,17 @@ const VerifyCreatesAuto = "auto"
 // (storage.WithVerifiedCreates). etcd answers a create truthfully; kine
 // may acknowledge one it did not store while its database fails, so with
 // "auto" every backend that does not prove to be etcd is verified.
-func verifyCreates(ctx context.Context, o *Options, b *etcdBackend, log *slog.Logger) bool {
+func verifyCreates(ctx context.Context, o *Options, embedded bool, c *clientv3.Client, log *slog.Logger) bool {
 	switch o.EtcdVerifyCreates {
 	case "true":
 		return true
 	case "false":
 		return false
 	}
-	if b.embedded != nil {
+	if embedded {
 		return false
 	}
-	isEtcd, why := backendIsEtcd(ctx, b.client, b.client.Endpoints()[0])
+	isEtcd, why := backendIsEtcd(ctx, c, c.Endpoints()[0])
 	if !isEtcd {
 		log.Info("creates are read back before they are acknowledged (--etcd-verify-creates=auto)", "because", why)
 	}

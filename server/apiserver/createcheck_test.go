@@ -50,7 +50,7 @@ func TestVerifyCreatesAuto(t *testing.T) {
 			t.Cleanup(func() { c.Maintenance = etcdMaint })
 			o := DefaultOptions()
 			o.EtcdVerifyCreates = tc.flag
-			if got := verifyCreates(t.Context(), &o, &etcdBackend{client: c}, log); got != tc.want {
+			if got := verifyCreates(t.Context(), &o, false, c, log); got != tc.want {
 				t.Errorf("verifyCreates = %v, want %v", got, tc.want)
 			}
 		})

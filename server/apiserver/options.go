@@ -15,6 +15,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/etcdclient"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -183,6 +184,10 @@ type Options struct {
 	CBORServingAndStorage bool
 }
 
+// DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
+// (etcdclient.DefaultMinFreeDiskBytes, which says why).
+const DefaultEtcdMinFreeDiskBytes = etcdclient.DefaultMinFreeDiskBytes
+
 // DefaultOptions returns the options `apiloom` starts with when given no flags.
 func DefaultOptions() Options {
 	return Options{
@@ -344,8 +349,8 @@ func (o *Options) Validate() error {
 	if o.EtcdQuotaBackendBytes != 0 && len(o.EtcdServers) > 0 {
 		errs = append(errs, errors.New("--etcd-quota-backend-bytes applies to the embedded etcd only; set --quota-backend-bytes on the external etcd"))
 	}
-	if o.EtcdMinFreeDiskBytes != 0 && o.EtcdMinFreeDiskBytes < minEtcdMinFreeDiskBytes {
-		errs = append(errs, fmt.Errorf("--etcd-min-free-disk-bytes must be 0 (off) or at least %d (one etcd WAL segment)", minEtcdMinFreeDiskBytes))
+	if o.EtcdMinFreeDiskBytes != 0 && o.EtcdMinFreeDiskBytes < etcdclient.MinMinFreeDiskBytes {
+		errs = append(errs, fmt.Errorf("--etcd-min-free-disk-bytes must be 0 (off) or at least %d (one etcd WAL segment)", etcdclient.MinMinFreeDiskBytes))
 	}
 	if o.EventTTL < 0 {
 		errs = append(errs, errors.New("--event-ttl must not be negative"))
@@ -403,4 +408,21 @@ func (o *Options) Validate() error {
 
 func (o *Options) path(name ...string) string {
 	return filepath.Join(append([]string{o.DataDir}, name...)...)
+}
+
+// etcdConfig is the etcd to connect to, from the --etcd-* flags; the
+// embedded etcd lives in DataDir/etcd.
+func (o *Options) etcdConfig() etcdclient.Config {
+	return etcdclient.Config{
+		Servers:           o.EtcdServers,
+		CAFile:            o.EtcdCAFile,
+		CertFile:          o.EtcdCertFile,
+		KeyFile:           o.EtcdKeyFile,
+		Dir:               o.path("etcd"),
+		QuotaBackendBytes: o.EtcdQuotaBackendBytes,
+		MinFreeDiskBytes:  o.EtcdMinFreeDiskBytes,
+		MaxRequestBytes:   o.EtcdMaxRequestBytes,
+		KeepaliveTime:     o.EtcdKeepaliveTime,
+		KeepaliveTimeout:  o.EtcdKeepaliveTimeout,
+	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/etcdclient"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/reviews"
 	"github.com/apiloom/apiloom/server/storage"
@@ -123,11 +124,11 @@ func (s *Server) Run(ctx context.Context) error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	etcd, err := connectEtcd(ctx, &s.opts, s.log, metrics)
+	etcd, err := etcdclient.Connect(ctx, s.opts.etcdConfig(), s.log, metrics)
 	if err != nil {
 		return err
 	}
-	defer etcd.close() // last: after storage and handlers are gone
+	defer etcd.Close() // last: after storage and handlers are gone
 
 	// requestsCtx is cancelled at shutdown so that long-running watches end
 	// cleanly instead of holding http.Server.Shutdown until its timeout.
@@ -135,10 +136,10 @@ func (s *Server) Run(ctx context.Context) error {
 	defer endRequests()
 
 	endpoints.SetJSONPatchMaxCopyBytes(s.opts.JSONPatchMaxCopyBytes)
-	backend := registry.Backend{Client: etcd.client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
+	backend := registry.Backend{Client: etcd.Client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
 		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
-		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd, s.log),
+		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd.Embedded(), etcd.Client, s.log),
 		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression,
@@ -172,12 +173,12 @@ func (s *Server) Run(ctx context.Context) error {
 
 	var background sync.WaitGroup
 	defer background.Wait()
-	if etcd.recovery != nil {
+	if etcd.Embedded() {
 		background.Add(1)
-		go func() { defer background.Done(); etcd.recovery.Run(requestsCtx) }()
+		go func() { defer background.Done(); etcd.RunQuotaRecovery(requestsCtx) }()
 	}
 	if s.opts.CompactionInterval > 0 {
-		c := storage.NewCompactor(etcd.client, s.opts.CompactionInterval, s.log)
+		c := storage.NewCompactor(etcd.Client, s.opts.CompactionInterval, s.log)
 		background.Add(1)
 		go func() { defer background.Done(); c.Run(requestsCtx) }()
 	}
@@ -208,7 +209,7 @@ func (s *Server) Run(ctx context.Context) error {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	}
-	health := healthHandler(etcd.client, served, rbacAuthz)
+	health := healthHandler(etcd.Client, served, rbacAuthz)
 	for _, p := range healthPaths {
 		mux.Handle("GET "+p, health)
 	}
@@ -249,10 +250,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
-	if etcd.socket != nil {
-		u := etcd.socket.url()
-		s.etcdEndpoint = u.String()
-	}
+	s.etcdEndpoint = etcd.Endpoint()
 	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
 	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authSetup.admin); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
@@ -262,7 +260,7 @@ func (s *Server) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
-		"resources", len(served.Resources), "embeddedEtcd", etcd.embedded != nil, "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
+		"resources", len(served.Resources), "embeddedEtcd", etcd.Embedded(), "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {
 		endRequests()
 		_ = srv.Close()

@@ -1,4 +1,4 @@
-package apiserver
+package etcdclient
 
 import (
 	"context"
@@ -18,21 +18,46 @@ import (
 	"go.uber.org/zap"
 )
 
-// etcdBackend is a connected etcd client and, when embedded, the etcd
-// server it talks to. close stops the client first and the server last.
-type etcdBackend struct {
-	// client's KV is a spaceKV: writes meet the disk guard, and etcd's
-	// NOSPACE is explained.
-	client   *clientv3.Client
+// Config says which etcd to connect to and how; the server's --etcd-*
+// flags and --data-dir fill it.
+type Config struct {
+	// Servers lists external etcd client URLs; empty starts an embedded
+	// etcd in Dir.
+	Servers []string
+	// CAFile, CertFile and KeyFile are the external etcd's client TLS.
+	CAFile, CertFile, KeyFile string
+	// Dir is the embedded etcd's data directory.
+	Dir string
+	// QuotaBackendBytes is the embedded etcd's space quota; 0 means
+	// etcd's default.
+	QuotaBackendBytes int64
+	// MinFreeDiskBytes is the free space the disk guard keeps under the
+	// embedded etcd; 0 disables the guard.
+	MinFreeDiskBytes int64
+	// MaxRequestBytes is the largest request etcd accepts.
+	MaxRequestBytes int
+	// KeepaliveTime and KeepaliveTimeout are the client's gRPC keepalive.
+	KeepaliveTime, KeepaliveTimeout time.Duration
+}
+
+// Conn is a connected etcd client and, when embedded, the etcd server it
+// talks to. Close stops the client first and the server last.
+type Conn struct {
+	// Client is what the stores, the watch caches and the compactor use;
+	// set by Connect, closed by Close. Its KV is a spaceKV: writes meet
+	// the disk guard, and etcd's NOSPACE is explained.
+	Client   *clientv3.Client
 	embedded *embed.Etcd
 	// Embedded only.
 	socket   *etcdSocket
 	recovery *quotaRecovery // compacts, defragments and disarms NOSPACE
 }
 
-func (b *etcdBackend) close() {
-	if b.client != nil {
-		_ = b.client.Close()
+// Close stops the client, then the embedded etcd, and removes the
+// socket's temporary directory, if any.
+func (b *Conn) Close() {
+	if b.Client != nil {
+		_ = b.Client.Close()
 	}
 	if b.embedded != nil {
 		b.embedded.Close()
@@ -42,34 +67,56 @@ func (b *etcdBackend) close() {
 	}
 }
 
-// connectEtcd starts the embedded etcd or dials the external cluster, and
-// returns once etcd answers.
-func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prometheus.Registerer) (*etcdBackend, error) {
-	b := &etcdBackend{}
-	endpoints := o.EtcdServers
+// Embedded reports whether the etcd is the embedded one.
+func (b *Conn) Embedded() bool { return b.embedded != nil }
+
+// Endpoint is the embedded etcd's client URL (unix:///path, reachable
+// only by this user), or "" with an external etcd.
+func (b *Conn) Endpoint() string {
+	if b.socket == nil {
+		return ""
+	}
+	u := b.socket.url()
+	return u.String()
+}
+
+// RunQuotaRecovery recovers the embedded etcd from NOSPACE alarms until
+// ctx ends; with an external etcd, left to its operator, it returns at
+// once.
+func (b *Conn) RunQuotaRecovery(ctx context.Context) {
+	if b.recovery != nil {
+		b.recovery.Run(ctx)
+	}
+}
+
+// Connect starts the embedded etcd or dials the external cluster, and
+// returns once etcd answers. metrics may be nil.
+func Connect(ctx context.Context, cfg Config, log *slog.Logger, metrics prometheus.Registerer) (*Conn, error) {
+	b := &Conn{}
+	endpoints := cfg.Servers
 	var tlsCfg *tls.Config
 	var guard *diskGuard
-	quota := o.EtcdQuotaBackendBytes
+	quota := cfg.QuotaBackendBytes
 	if quota == 0 {
 		quota = etcdstorage.DefaultQuotaBytes
 	}
 	if len(endpoints) == 0 {
-		dir := o.path("etcd")
+		dir := cfg.Dir
 		socket, err := newEtcdSocket(dir, log)
 		if err != nil {
 			return nil, err
 		}
 		b.socket = socket
-		if o.EtcdMinFreeDiskBytes > 0 {
-			guard = newDiskGuard(dir, uint64(o.EtcdMinFreeDiskBytes), freeBytes, log)
+		if cfg.MinFreeDiskBytes > 0 {
+			guard = newDiskGuard(dir, uint64(cfg.MinFreeDiskBytes), freeBytes, log)
 			if err := checkStartSpace(guard); err != nil {
-				b.close()
+				b.Close()
 				return nil, err
 			}
 		}
-		e, err := startEmbeddedEtcd(ctx, dir, socket, o.EtcdQuotaBackendBytes, o.EtcdMaxRequestBytes)
+		e, err := startEmbeddedEtcd(ctx, dir, socket, cfg.QuotaBackendBytes, cfg.MaxRequestBytes)
 		if err != nil {
-			b.close()
+			b.Close()
 			return nil, err
 		}
 		b.embedded = e
@@ -77,16 +124,16 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 		endpoints = []string{endpoint.String()}
 		log.Info("embedded etcd serves only this user, on a unix socket; no TCP port, no peer port",
 			"endpoint", endpoints[0], "etcdctl", "etcdctl --endpoints="+endpoints[0]+" endpoint status -w table")
-	} else if o.EtcdCAFile != "" || o.EtcdCertFile != "" {
-		info := transport.TLSInfo{TrustedCAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile}
+	} else if cfg.CAFile != "" || cfg.CertFile != "" {
+		info := transport.TLSInfo{TrustedCAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
 		var err error
 		if tlsCfg, err = info.ClientConfig(); err != nil {
 			return nil, fmt.Errorf("etcd client TLS: %w", err)
 		}
 	}
-	c, err := dialEtcd(ctx, o, endpoints, tlsCfg)
+	c, err := dialEtcd(ctx, &cfg, endpoints, tlsCfg)
 	if err != nil {
-		b.close()
+		b.Close()
 		return nil, fmt.Errorf("connect etcd %v: %w", endpoints, err)
 	}
 	if b.embedded != nil {
@@ -98,7 +145,7 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 		// progress notifications and cancellation stay etcd's tested ones.
 		c.KV = clientv3.NewKVFromKVClient(adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(b.embedded.Server)), c)
 	}
-	b.client = c
+	b.Client = c
 	var onNoSpace func()
 	if b.embedded != nil {
 		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log, metrics)
@@ -110,27 +157,27 @@ func connectEtcd(ctx context.Context, o *Options, log *slog.Logger, metrics prom
 	pingCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if _, err := c.Get(pingCtx, "health-check-key", clientv3.WithCountOnly()); err != nil {
-		b.close()
+		b.Close()
 		return nil, fmt.Errorf("etcd %v not reachable: %w", endpoints, err)
 	}
 	return b, nil
 }
 
 // dialEtcd connects a gRPC client to an external etcd cluster.
-func dialEtcd(ctx context.Context, o *Options, endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+func dialEtcd(ctx context.Context, cfg *Config, endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		TLS:         tlsCfg,
 		DialTimeout: 20 * time.Second,
 		// Without keepalive a connection that stops carrying bytes but is
 		// never closed hangs every request and watch routed to it forever.
-		DialKeepAliveTime:    o.EtcdKeepaliveTime,
-		DialKeepAliveTimeout: o.EtcdKeepaliveTimeout,
+		DialKeepAliveTime:    cfg.KeepaliveTime,
+		DialKeepAliveTimeout: cfg.KeepaliveTimeout,
 		Logger:               zap.NewNop(),
 		Context:              context.WithoutCancel(ctx),
 		// Requests up to etcd's limit must leave; etcd itself refuses
 		// larger ones, with an error storage maps to 413.
-		MaxCallSendMsgSize: max(8<<20, o.EtcdMaxRequestBytes+1<<20),
+		MaxCallSendMsgSize: max(8<<20, cfg.MaxRequestBytes+1<<20),
 		MaxCallRecvMsgSize: 0, // unlimited: large lists
 	})
 }
@@ -150,7 +197,7 @@ func checkStartSpace(g *diskGuard) error {
 	if free < uint64(etcdStartFloorBytes) {
 		return fmt.Errorf("the disk holding the embedded etcd's data (%s) has %s free; etcd needs at least %s to start safely "+
 			"(it preallocates %s WAL segments): free space on it (the server then serves read-only until %s are free)",
-			g.dir, formatBytes(free), formatBytes(uint64(etcdStartFloorBytes)), formatBytes(uint64(minEtcdMinFreeDiskBytes)), formatBytes(g.resumeFree))
+			g.dir, formatBytes(free), formatBytes(uint64(etcdStartFloorBytes)), formatBytes(uint64(MinMinFreeDiskBytes)), formatBytes(g.resumeFree))
 	}
 	return nil // below the threshold the guard refuses writes and has logged why
 }

@@ -1,4 +1,4 @@
-package apiserver
+package etcdclient
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/connectivity"
+
+	"github.com/apiloom/apiloom/server/storage"
 )
 
 // TestEtcdClientLeavesHalfOpenConnection: when the connection to an
@@ -42,22 +44,24 @@ func TestEtcdClientLeavesHalfOpenConnection(t *testing.T) {
 		}
 	}()
 
-	o := DefaultOptions()
-	o.DataDir = t.TempDir()
-	o.EtcdServers = []string{"http://" + p.From()[len("tcp://"):]}
-	o.EtcdKeepaliveTime, o.EtcdKeepaliveTimeout = 10*time.Second, time.Second // gRPC's floor, to keep the test short
+	cfg := Config{
+		Servers:         []string{"http://" + p.From()[len("tcp://"):]},
+		Dir:             t.TempDir(),
+		MaxRequestBytes: storage.DefaultMaxRequestBytes,
+	}
+	cfg.KeepaliveTime, cfg.KeepaliveTimeout = 10*time.Second, time.Second // gRPC's floor, to keep the test short
 	var logs bytes.Buffer
-	b, err := connectEtcd(ctx, &o, testLogger(&logs), nil)
+	b, err := Connect(ctx, cfg, testLogger(&logs), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.close()
+	defer b.Close()
 	// Keepalive pings only while a stream is open; the server always has
 	// its watches.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	b.client.Watch(wctx, "/keepalive-test")
-	conn := b.client.ActiveConnection()
+	b.Client.Watch(wctx, "/keepalive-test")
+	conn := b.Client.ActiveConnection()
 	if !conn.WaitForStateChange(ctx, connectivity.Idle) && conn.GetState() != connectivity.Ready {
 		t.Fatalf("connection %v, want READY", conn.GetState())
 	}
@@ -65,7 +69,7 @@ func TestEtcdClientLeavesHalfOpenConnection(t *testing.T) {
 	p.BlackholeTx()
 	p.BlackholeRx()
 	blackholed := time.Now()
-	deadline, cancelDeadline := context.WithTimeout(ctx, o.EtcdKeepaliveTime+o.EtcdKeepaliveTimeout+15*time.Second)
+	deadline, cancelDeadline := context.WithTimeout(ctx, cfg.KeepaliveTime+cfg.KeepaliveTimeout+15*time.Second)
 	defer cancelDeadline()
 	for s := conn.GetState(); s == connectivity.Ready; s = conn.GetState() {
 		if !conn.WaitForStateChange(deadline, s) {

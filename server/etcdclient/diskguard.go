@@ -1,4 +1,4 @@
-package apiserver
+package etcdclient
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	// DefaultEtcdMinFreeDiskBytes is how much free space the disk guard
+	// DefaultMinFreeDiskBytes is how much free space the disk guard
 	// keeps under the embedded etcd by default (256 MiB):
 	//   - 64 MB for the next WAL segment. etcd preallocates it right after
 	//     each segment cut, and if that allocation fails its WAL pipeline
@@ -24,7 +24,7 @@ const (
 	//     WAL and to bbolt.
 	// Snapshot files add only kilobytes (since etcd 3.6 they hold the
 	// membership), and etcd purges old WAL and snapshot files itself.
-	DefaultEtcdMinFreeDiskBytes = 256 << 20
+	DefaultMinFreeDiskBytes = 256 << 20
 
 	// guardRefresh is how long one statfs result is used. A statfs costs
 	// about 1.3 µs here (a write to etcd about 4 ms), so the guard could
@@ -36,10 +36,10 @@ const (
 
 // etcd's WAL segment size decides both floors; it is a variable in etcd.
 var (
-	// minEtcdMinFreeDiskBytes is the smallest guard threshold accepted:
-	// below one WAL segment the guard cannot keep etcd's next segment
-	// allocatable.
-	minEtcdMinFreeDiskBytes = wal.SegmentSizeBytes
+	// MinMinFreeDiskBytes is the smallest guard threshold accepted
+	// (Config.MinFreeDiskBytes, other than 0): below one WAL segment the
+	// guard cannot keep etcd's next segment allocatable.
+	MinMinFreeDiskBytes = wal.SegmentSizeBytes
 
 	// etcdStartFloorBytes is the free space the embedded etcd needs to
 	// start safely: a new WAL preallocates its first segment and, at

@@ -1,4 +1,4 @@
-package apiserver
+package etcdclient
 
 import (
 	"bytes"
@@ -104,9 +104,9 @@ func TestEmbeddedEtcdOnSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &etcdBackend{embedded: e, socket: s}
+	b := &Conn{embedded: e, socket: s}
 	var stop sync.Once
-	t.Cleanup(func() { stop.Do(b.close) })
+	t.Cleanup(func() { stop.Do(b.Close) })
 	if len(e.Peers) != 0 {
 		t.Errorf("embedded etcd has %d peer listeners, want none", len(e.Peers))
 	}
@@ -122,7 +122,7 @@ func TestEmbeddedEtcdOnSocket(t *testing.T) {
 		t.Fatalf("put over the socket: %v", err)
 	}
 	_ = c.Close()
-	stop.Do(b.close)
+	stop.Do(b.Close)
 	if _, err := os.Stat(s.tempDir); !os.IsNotExist(err) {
 		t.Errorf("temporary socket directory left behind after stop: %v", err)
 	}
