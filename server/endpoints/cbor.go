@@ -16,7 +16,7 @@ import (
 // resource's own kind are copied from enc when the producer keeps their
 // CBOR (the watch cache encodes each object once for every list).
 func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
-	if out.target == asTable {
+	if out.Target == asTable {
 		t, err := h.table(items, nil, out, true)
 		if err != nil {
 			return err
@@ -30,8 +30,8 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 		return err
 	}
 	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
-	if out.target == asPartialList {
-		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+	if out.Target == asPartialList {
+		kind, apiVersion = "PartialObjectMetadataList", out.MetaAPIVersion()
 	}
 	// A built-in kind's items carry no kind and apiVersion
 	// (Info.ListItemsTyped): encoded here, not taken from the cache's
@@ -46,8 +46,8 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 	}
 	for i, item := range items {
 		switch {
-		case out.target == asPartialList:
-			err = lw.WriteValue(partialObject(item, out))
+		case out.Target == asPartialList:
+			err = lw.WriteValue(out.PartialObject(item))
 		case enc != nil && typed:
 			var data []byte
 			if data, err = enc.At(i).Object(wire.CBOR); err == nil {
@@ -67,10 +67,10 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 // it keeps one, or encoded here in the negotiated view.
 func (e *eventEncoder[O]) frameAs(ev *storage.Event[O]) ([]byte, error) {
 	f := wire.CBOR
-	if e.out.enc == encProtobuf {
+	if e.out.Encoding == encProtobuf {
 		f = wire.Protobuf
 	}
-	if e.out.target == asObject && ev.Encodings != nil {
+	if e.out.Target == asObject && ev.Encodings != nil {
 		if frame, err := ev.Encodings.Frame(f); err == nil {
 			return frame, nil
 		}

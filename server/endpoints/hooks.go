@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -96,7 +97,7 @@ func (a *admission) warn(warnings hook.Warnings) {
 			a.warned = map[string]bool{}
 		}
 		a.warned[msg] = true
-		writeWarnings(a.w, []string{msg})
+		responsewriters.WriteWarnings(a.w, []string{msg})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -60,17 +61,17 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 // when not nil, is each item already encoded as JSON (storage.List.Raw),
 // and enc, when not nil, in other formats (storage.List.Encodings).
 func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
-	if out.enc == encYAML {
+	if out.Encoding == encYAML {
 		var buf bytes.Buffer
 		if err := h.encodeList(&buf, items, raw, lm, out); err != nil {
 			return err
 		}
-		return writeEncoded(w, out, http.StatusOK, buf.Bytes(), nil)
+		return responsewriters.WriteEncoded(w, out, http.StatusOK, buf.Bytes(), nil)
 	}
-	w.Header().Set("Content-Type", out.contentType())
-	body := newBodyWriter(w, http.StatusOK, out.gzip)
+	w.Header().Set("Content-Type", out.ContentType())
+	body := responsewriters.NewBodyWriter(w, http.StatusOK, out.Gzip)
 	var err error
-	switch out.enc {
+	switch out.Encoding {
 	case encCBOR:
 		err = h.encodeCBORList(body, items, enc, lm, out)
 	case encProtobuf:
@@ -82,7 +83,7 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 		err = cerr
 	}
 	if err != nil {
-		streamFailed(r, "list", err)
+		responsewriters.StreamFailed(r, "list", err)
 	}
 	return nil
 }
@@ -91,7 +92,7 @@ func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out outpu
 // resource's list kind, a Table, or a PartialObjectMetadataList. Items of
 // the resource's own kind are copied from raw when it is given.
 func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out output) error {
-	if out.target == asTable {
+	if out.Target == asTable {
 		t, err := h.table(items, raw, out, true)
 		if err != nil {
 			return err
@@ -110,8 +111,8 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 		return err
 	}
 	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
-	if out.target == asPartialList {
-		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+	if out.Target == asPartialList {
+		kind, apiVersion = "PartialObjectMetadataList", out.MetaAPIVersion()
 	}
 	head := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, kind, apiVersion, meta)
 	if _, err := w.Write(head); err != nil {
@@ -135,8 +136,8 @@ func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.
 			}
 		}
 		switch {
-		case out.target == asPartialList:
-			err = objects.WriteValue(partialObject(item, out))
+		case out.Target == asPartialList:
+			err = objects.WriteValue(out.PartialObject(item))
 		case raw != nil && !typed:
 			err = wire.WriteUntyped(w, raw[i], prefix)
 		case raw != nil:

@@ -23,7 +23,7 @@ func TestListStreamedBytes(t *testing.T) {
 	raw := make([][]byte, len(items))
 	typed := make([]*widget, len(items))
 	partial := make([]*metav1.PartialObjectMetadata, len(items))
-	out := output{target: asPartialList, metaVersion: "v1"}
+	out := output{Target: asPartialList, MetaVersion: "v1"}
 	for i, it := range items {
 		var err error
 		if raw[i], err = wire.EncodeObject(it, h.gvk); err != nil {
@@ -32,7 +32,7 @@ func TestListStreamedBytes(t *testing.T) {
 		c := *it
 		c.SetGroupVersionKind(h.gvk)
 		typed[i] = &c
-		partial[i] = partialObject(it, out)
+		partial[i] = out.PartialObject(it)
 	}
 	cont := int64(7)
 	lm := metav1.ListMeta{ResourceVersion: "123456", Continue: "tok", RemainingItemCount: &cont}

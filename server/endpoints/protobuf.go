@@ -17,11 +17,6 @@ import (
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// mediaProtobuf is Kubernetes' protobuf encoding, which client-go and
-// kubectl speak for kinds with protobuf methods: k8s.io/api's, and those
-// of apis/ that `make generate` gave them.
-const mediaProtobuf = "application/vnd.kubernetes.protobuf"
-
 // protobufEnvelope reads the runtime.Unknown every protobuf document is.
 var protobufEnvelope = protobuf.NewSerializer(nil, nil)
 
@@ -94,16 +89,16 @@ func hasProtobuf(obj any) bool { return wire.HasProtobuf(obj) }
 // second encoding of most items, or hold them all until the write.
 func (h *handler[O]) encodeProtobufList(w io.Writer, items []O, enc storage.ListEncodings, lm metav1.ListMeta, out output) error {
 	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
-	partial := out.target == asPartialList
+	partial := out.Target == asPartialList
 	if partial {
-		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
+		kind, apiVersion = "PartialObjectMetadataList", out.MetaAPIVersion()
 	}
 	// message returns item i's encoding, or only its size when sizeOnly.
 	message := func(i int, sizeOnly bool) ([]byte, int, error) {
 		var m wire.ProtoMessage
 		switch {
 		case partial:
-			m = partialObject(items[i], out)
+			m = out.PartialObject(items[i])
 		case enc != nil && !sizeOnly:
 			doc, err := enc.At(i).Object(wire.Protobuf)
 			if err != nil {
