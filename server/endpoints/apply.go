@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -60,7 +61,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			if err != nil {
 				// As kube-apiserver, which records warnings as it goes: a
 				// refusal after the merge still carries them.
-				writeWarnings(w, a.warnings)
+				responsewriters.WriteWarnings(w, a.warnings)
 				return err
 			}
 			return h.writeObject(w, out, http.StatusOK, result, a.warnings)
@@ -70,7 +71,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			continue // created meanwhile: apply to it
 		}
 		if err != nil {
-			writeWarnings(w, a.warnings)
+			responsewriters.WriteWarnings(w, a.warnings)
 			return storageStatus(err, h.gr, rt.name, verbOther)
 		}
 		return h.writeObject(w, out, http.StatusCreated, created, a.warnings)

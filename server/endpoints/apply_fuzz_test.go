@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
@@ -23,7 +24,7 @@ func wantApplyError(t *testing.T, what string, err error) {
 	if !errors.As(err, &st) {
 		t.Fatalf("%s: %v is not a Status", what, err)
 	}
-	s := toStatus(err)
+	s := responsewriters.ToStatus(err)
 	if s.Code == http.StatusInternalServerError && s.Reason == "" && strings.HasPrefix(s.Message, "failed to create typed patch object") {
 		return
 	}

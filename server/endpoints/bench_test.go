@@ -77,7 +77,7 @@ func BenchmarkListEncodeTable(b *testing.B) {
 			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:size":{}}}`)},
 		}}
 	}
-	out := output{target: asTable, metaVersion: "v1"}
+	out := output{Target: asTable, MetaVersion: "v1"}
 	for _, bc := range []struct {
 		name string
 		def  *resource.Definition[*widget]

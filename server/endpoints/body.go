@@ -17,12 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
 // readBody reads the request body, at most the resource's
 // MaxRequestBodyBytes of it. A larger body is a *http.MaxBytesError, which
-// toStatus turns into 413.
+// responsewriters.ToStatus turns into 413.
 func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := h.limits.MaxRequestBodyBytes
 	if limit <= 0 {
@@ -107,7 +108,7 @@ func (f formats) unsupported() error {
 	if f.cbor {
 		accepted = append(accepted, mediaCBOR)
 	}
-	return unsupportedMediaType(accepted...)
+	return negotiation.UnsupportedMediaType(accepted...)
 }
 
 // unrecognizedBody is the 400 for a CBOR or protobuf body that does not

@@ -11,38 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
-
-// TestAcceptsGzip pins the reading of Accept-Encoding to kube-apiserver's,
-// checked against kube-apiserver v1.37 with a 200 KiB list of ConfigMaps:
-// only an exact "gzip" token (spaces aside) got Content-Encoding: gzip.
-func TestAcceptsGzip(t *testing.T) {
-	for _, tc := range []struct {
-		header []string
-		want   bool
-	}{
-		{nil, false},
-		{[]string{"gzip"}, true},
-		{[]string{"deflate, gzip"}, true},
-		{[]string{"br,gzip "}, true},
-		{[]string{"br", "gzip"}, true},
-		{[]string{"identity"}, false},
-		{[]string{"gzip;q=0"}, false},
-		{[]string{"gzip;q=1"}, false},
-		{[]string{" GZIP"}, false},
-		{[]string{"*"}, false},
-		{[]string{"x-gzip"}, false},
-	} {
-		r := httptest.NewRequest("GET", "/", nil)
-		for _, v := range tc.header {
-			r.Header.Add("Accept-Encoding", v)
-		}
-		if got := acceptsGzip(r); got != tc.want {
-			t.Errorf("Accept-Encoding %q: gzip %t, want %t", tc.header, got, tc.want)
-		}
-	}
-}
 
 // gunzip decompresses data or fails the test.
 func gunzip(t *testing.T, data []byte) []byte {
@@ -56,74 +27,6 @@ func gunzip(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// TestBodyWriter: a body is compressed exactly when the client accepts
-// gzip and it is larger than gzipThreshold, whatever the sizes of the
-// writes that make it up, and it decompresses to what was written.
-func TestBodyWriter(t *testing.T) {
-	body := bytes.Repeat([]byte(`{"kind":"Widget","spec":{"color":"red"}},`), gzipThreshold/20)
-	for _, tc := range []struct {
-		name       string
-		gzip       bool
-		size       int
-		chunk      int
-		compressed bool
-	}{
-		{"small", true, 1000, 1, false},
-		{"at the threshold", true, gzipThreshold, 7, false},
-		{"one byte over, small writes", true, gzipThreshold + 1, 7, true},
-		{"one byte over, one write", true, gzipThreshold + 1, gzipThreshold + 1, true},
-		{"large, in pieces", true, len(body), 4096, true},
-		{"large, not accepted", false, len(body), 4096, false},
-		{"empty", true, 0, 1, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			bw := newBodyWriter(rec, http.StatusTeapot, tc.gzip)
-			want := body[:tc.size]
-			for p := want; len(p) > 0; {
-				n := min(tc.chunk, len(p))
-				if _, err := bw.Write(p[:n]); err != nil {
-					t.Fatal(err)
-				}
-				p = p[n:]
-			}
-			if err := bw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			got := rec.Body.Bytes()
-			if rec.Code != http.StatusTeapot {
-				t.Fatalf("status %d", rec.Code)
-			}
-			ce, vary := rec.Header().Get("Content-Encoding"), rec.Header().Get("Vary")
-			if tc.compressed {
-				if ce != "gzip" || vary != "Accept-Encoding" {
-					t.Fatalf("Content-Encoding %q, Vary %q; want gzip, Accept-Encoding", ce, vary)
-				}
-				if got = gunzip(t, got); len(got) < 2*rec.Body.Len() {
-					t.Fatalf("compressed %d bytes to %d", len(got), rec.Body.Len())
-				}
-			} else if ce != "" || vary != "" {
-				t.Fatalf("uncompressed body with Content-Encoding %q, Vary %q", ce, vary)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("body of %d bytes, want %d", len(got), len(want))
-			}
-		})
-	}
-
-	t.Run("not accepted: nothing held back", func(t *testing.T) {
-		rec := httptest.NewRecorder()
-		bw := newBodyWriter(rec, http.StatusOK, false)
-		if _, err := bw.Write([]byte("{")); err != nil {
-			t.Fatal(err)
-		}
-		if rec.Body.String() != "{" {
-			t.Fatalf("after the first write the client has %q", rec.Body.String())
-		}
-		_ = bw.Close()
-	})
 }
 
 // TestResponseCompression serves lists, objects and watches to clients
@@ -147,7 +50,7 @@ func TestResponseCompression(t *testing.T) {
 
 	list := widgetsPath + "gz/widgets?resourceVersion=0"
 	plain := e.do("GET", list, "", "", "Accept-Encoding", "identity")
-	if plain.code != http.StatusOK || plain.header.Get("Content-Encoding") != "" || len(plain.body) <= gzipThreshold {
+	if plain.code != http.StatusOK || plain.header.Get("Content-Encoding") != "" || len(plain.body) <= responsewriters.GzipThreshold {
 		t.Fatalf("identity list: %d, Content-Encoding %q, %d bytes", plain.code, plain.header.Get("Content-Encoding"), len(plain.body))
 	}
 
@@ -198,7 +101,7 @@ func TestResponseCompression(t *testing.T) {
 
 	t.Run("watch", func(t *testing.T) {
 		r := e.doRaw("GET", widgetsPath+"gz/widgets?watch=true&resourceVersion=0&timeoutSeconds=1", false, "Accept-Encoding", "gzip")
-		if ce := r.header.Get("Content-Encoding"); ce != "" || r.code != http.StatusOK || len(r.body) <= gzipThreshold {
+		if ce := r.header.Get("Content-Encoding"); ce != "" || r.code != http.StatusOK || len(r.body) <= responsewriters.GzipThreshold {
 			t.Fatalf("watch: %d, Content-Encoding %q, %d bytes", r.code, ce, len(r.body))
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -52,7 +53,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 		// As kube-apiserver's store without ReturnDeletedObject: the
 		// details name the resource in their kind.
 		// Its Status has no code of its own.
-		return writeEncoded(w, out, http.StatusOK, encodeStatusAs(metav1.Status{Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
+		return responsewriters.WriteEncoded(w, out, http.StatusOK, responsewriters.EncodeStatusAs(metav1.Status{Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
 			Name: obj.GetName(), Group: h.gr.Group, Kind: h.gr.Resource, UID: obj.GetUID(),
 		}}, out), nil)
 	}

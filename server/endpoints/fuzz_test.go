@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
 
@@ -21,7 +23,7 @@ func wantClientError(t *testing.T, what string, err error) {
 	if !errors.As(err, &st) {
 		t.Fatalf("%s: %v is not a Status", what, err)
 	}
-	if s := toStatus(err); s.Code < 400 || s.Code > 499 || s.Reason == "" || s.Message == "" {
+	if s := responsewriters.ToStatus(err); s.Code < 400 || s.Code > 499 || s.Reason == "" || s.Message == "" {
 		t.Fatalf("%s: %d %s %q, want a 4xx Status", what, s.Code, s.Reason, s.Message)
 	}
 }
@@ -49,7 +51,7 @@ func FuzzListOptions(f *testing.F) {
 		r.URL.RawQuery = query
 		r.Header.Set("Accept", accept)
 		for _, a := range []answer{oneObject, objectList, eventStream} {
-			if _, err := negotiate(r, a, formats{cbor: true, protobuf: true}); err != nil {
+			if _, err := negotiation.Negotiate(r, a, negotiation.Formats{CBOR: true, Protobuf: true}); err != nil {
 				wantClientError(t, "accept "+accept, err)
 			}
 		}

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"net/http"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -25,10 +26,10 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
-	if raw != nil && out.target == asObject && (out.enc == encJSON || out.enc == encYAML) &&
+	if raw != nil && out.Target == asObject && (out.Encoding == encJSON || out.Encoding == encYAML) &&
 		obj.GetObjectKind().GroupVersionKind() == h.gvk {
 		// The store's JSON is what encodeObject would write.
-		return writeEncoded(w, out, http.StatusOK, raw, nil)
+		return responsewriters.WriteEncoded(w, out, http.StatusOK, raw, nil)
 	}
 	return h.writeObject(w, out, http.StatusOK, obj, nil)
 }

@@ -38,7 +38,7 @@ type Limits struct {
 	StrategicMergePatchMaxListElements int
 	// ResponseCompression gzips responses larger than 128 KiB (lists, in
 	// practice) for clients that accept gzip, as kube-apiserver's
-	// APIResponseCompression feature does (compress.go). Off trades the
+	// APIResponseCompression feature does (responsewriters/gzip.go). Off trades the
 	// bandwidth for the CPU: on loopback, or behind a proxy that
 	// compresses itself.
 	ResponseCompression bool

@@ -1,17 +1,13 @@
 package endpoints
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiloom/apiloom/server/endpoints/listwriter"
 	"github.com/apiloom/apiloom/server/storage"
-	"github.com/apiloom/apiloom/server/wire"
 )
 
 // listOrWatch serves GET on a collection (and GET ?watch=true on a single
@@ -56,103 +52,22 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest
 	})
 }
 
-// writeList answers with items as one list in the negotiated form. raw,
-// when not nil, is each item already encoded as JSON (storage.List.Raw),
-// and enc, when not nil, in other formats (storage.List.Encodings).
+// writeList answers with items as one list in the negotiated form
+// (listwriter.Write).
 func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
-	if out.enc == encYAML {
-		var buf bytes.Buffer
-		if err := h.encodeList(&buf, items, raw, lm, out); err != nil {
-			return err
-		}
-		return writeEncoded(w, out, http.StatusOK, buf.Bytes(), nil)
-	}
-	w.Header().Set("Content-Type", out.contentType())
-	body := newBodyWriter(w, http.StatusOK, out.gzip)
-	var err error
-	switch out.enc {
-	case encCBOR:
-		err = h.encodeCBORList(body, items, enc, lm, out)
-	case encProtobuf:
-		err = h.encodeProtobufList(body, items, enc, lm, out)
-	default:
-		err = h.encodeList(body, items, raw, lm, out)
-	}
-	if cerr := body.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		streamFailed(r, "list", err)
-	}
-	return nil
+	return listwriter.Write(w, r, h.lists(), out, items, raw, enc, lm)
 }
 
-// encodeList writes items as one JSON document in the negotiated view: the
-// resource's list kind, a Table, or a PartialObjectMetadataList. Items of
-// the resource's own kind are copied from raw when it is given.
+// encodeList writes items as one JSON document in the negotiated view
+// (listwriter.EncodeJSON).
 func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out output) error {
-	if out.target == asTable {
-		t, err := h.table(items, raw, out, true)
-		if err != nil {
-			return err
-		}
-		t.ListMeta = lm
-		data, err := json.Marshal(t)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
-
-	meta, err := json.Marshal(&lm)
-	if err != nil {
-		return err
-	}
-	kind, apiVersion := h.def.ListKind, h.gvk.GroupVersion().String()
-	if out.target == asPartialList {
-		kind, apiVersion = "PartialObjectMetadataList", out.metaAPIVersion()
-	}
-	head := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, kind, apiVersion, meta)
-	if _, err := w.Write(head); err != nil {
-		return err
-	}
-	// Items go one at a time, without the newline json.Encoder adds, so
-	// that the list is the bytes json.Marshal of the whole list would be
-	// (plus the final newline apimachinery's serializer writes), whether
-	// items come from raw or are encoded here.
-	// A built-in kind's items carry no kind and apiVersion (Info.ListItemsTyped).
-	itemKind, typed := h.gvk, h.def.ListItemsTyped()
-	var prefix []byte
-	if !typed {
-		itemKind, prefix = schema.GroupVersionKind{}, wire.TypeMetaPrefix(h.gvk)
-	}
-	objects := wire.NewObjectWriter(w, itemKind)
-	for i, item := range items {
-		if i > 0 {
-			if _, err := w.Write(comma); err != nil {
-				return err
-			}
-		}
-		switch {
-		case out.target == asPartialList:
-			err = objects.WriteValue(partialObject(item, out))
-		case raw != nil && !typed:
-			err = wire.WriteUntyped(w, raw[i], prefix)
-		case raw != nil:
-			_, err = w.Write(raw[i])
-		default:
-			err = objects.Write(item)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err = w.Write(listTail)
-	return err
+	return listwriter.EncodeJSON(w, h.lists(), items, raw, lm, out)
 }
 
-var (
-	comma    = []byte(",")
-	listTail = []byte("]}\n")
-)
+// lists says what the resource's lists are made of.
+func (h *handler[O]) lists() listwriter.Lists {
+	return listwriter.Lists{
+		Kind: h.gvk, ListKind: h.def.ListKind, ItemsTyped: h.def.ListItemsTyped(),
+		Columns: h.columns, Now: h.now,
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -62,7 +63,7 @@ func BenchmarkListResponse(b *testing.B) {
 				data := buf.Bytes()
 				if gz {
 					var zbuf bytes.Buffer
-					zw, _ := gzip.NewWriterLevel(&zbuf, gzipLevel)
+					zw, _ := gzip.NewWriterLevel(&zbuf, responsewriters.GzipLevel)
 					_, _ = zw.Write(data)
 					_ = zw.Close()
 					data = zbuf.Bytes()
@@ -75,7 +76,7 @@ func BenchmarkListResponse(b *testing.B) {
 			w := &discardResponse{header: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := h.writeList(w, req, output{gzip: gz}, items, raw, nil, lm); err != nil {
+				if err := h.writeList(w, req, output{Gzip: gz}, items, raw, nil, lm); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -57,7 +58,7 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 		accepted = append(slices.Clip(accepted), mediaApplyCBOR)
 	}
 	if err != nil || !slices.Contains(accepted, mt) {
-		return "", output{}, writeOptions{}, nil, unsupportedMediaType(accepted...)
+		return "", output{}, writeOptions{}, nil, negotiation.UnsupportedMediaType(accepted...)
 	}
 	cborApply := mt == mediaApplyCBOR
 	if cborApply {

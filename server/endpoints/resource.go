@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
+	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -39,7 +41,7 @@ type handler[O resource.Object] struct {
 	// fieldKeys are the field-selector keys the resource supports.
 	fieldKeys map[string]bool
 	// columns renders Table rows, with the printer columns compiled.
-	columns *columns
+	columns *tableconvert.Columns
 	// now is the clock Table ages are measured with.
 	now    func() time.Time
 	limits Limits
@@ -81,11 +83,11 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cols, err := newColumns(&def.Info)
+	cols, err := tableconvert.NewColumns(&def.Info)
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
-	withPrinter(cols, def.Printer)
+	tableconvert.WithPrinter(cols, def.Printer)
 	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
@@ -145,7 +147,7 @@ func (h *handler[O]) stored() (int, bool) {
 func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {
 	r = h.withAdmission(w, r, rt)
 	if err := h.dispatch(w, r, rt); err != nil {
-		writeStatusError(w, r, toStatus(err), h.fmts.cbor)
+		responsewriters.WriteStatusError(w, r, responsewriters.ToStatus(err), h.fmts.cbor)
 	}
 }
 

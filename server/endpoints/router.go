@@ -66,7 +66,7 @@ type router struct {
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, route, ok := rt.match(r.URL.Path)
 	if !ok {
-		writeError(w, r, errPathNotFound)
+		WriteError(w, r, errPathNotFound)
 		return
 	}
 	res.serve(w, r, route)

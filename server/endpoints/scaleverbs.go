@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -157,7 +159,7 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 		return h.scaledObject(r.Context(), scale, current, content, sh, rt)
 	})
 	if err != nil {
-		writeWarnings(w, warnings)
+		responsewriters.WriteWarnings(w, warnings)
 		return err
 	}
 	return h.writeStoredScale(w, out, result, warnings)
@@ -241,30 +243,30 @@ func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, 
 func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autoscalingv1.Scale, warnings []string) error {
 	var data []byte
 	var err error
-	switch out.target {
+	switch out.Target {
 	case asObject:
-		data, err = encodeView(scale, out)
+		data, err = responsewriters.EncodeView(scale, out)
 	case asTable:
 		var t *metav1.Table
 		if t, err = h.scaleTable(scale, out); err == nil {
-			data, err = encodeView(t, out)
+			data, err = responsewriters.EncodeView(t, out)
 		}
 	default:
-		data, err = encodeView(partialObject(scale, out), out)
+		data, err = responsewriters.EncodeView(out.PartialObject(scale), out)
 	}
 	if err != nil {
 		return err
 	}
-	return writeEncoded(w, out, http.StatusOK, data, warnings)
+	return responsewriters.WriteEncoded(w, out, http.StatusOK, data, warnings)
 }
 
 // scaleColumns are the columns of a Scale's Table, as kube-apiserver has
 // them for a custom resource's scale subresource.
-var scaleColumns = func() *columns {
-	c, err := newColumns(&resource.Info{Group: scaleGVK.Group, Version: scaleGVK.Version, Kind: scaleGVK.Kind, PrintColumns: []resource.PrintColumn{
+var scaleColumns = func() *tableconvert.Columns {
+	c, err := tableconvert.NewColumns(&resource.Info{Group: scaleGVK.Group, Version: scaleGVK.Version, Kind: scaleGVK.Kind, PrintColumns: []resource.PrintColumn{
 		{Name: "Desired", Type: "integer", JSONPath: ".spec.replicas", Description: "Number of desired replicas"},
 		{Name: "Available", Type: "integer", JSONPath: ".status.replicas", Description: "Number of actual replicas"},
-		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metadataDocs["creationTimestamp"]},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: tableconvert.MetadataDocs["creationTimestamp"]},
 	}})
 	if err != nil {
 		panic(err)
@@ -276,25 +278,25 @@ var scaleColumns = func() *columns {
 // ?includeObject= asks (table renders objects the same way).
 func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) (*metav1.Table, error) {
 	var buf bytes.Buffer
-	cells, err := scaleColumns.cells(scale, h.now(), &buf)
+	cells, err := scaleColumns.Cells(scale, h.now(), &buf)
 	if err != nil {
 		return nil, err
 	}
 	row := metav1.TableRow{Cells: cells}
-	switch out.table.IncludeObject {
+	switch out.Table.IncludeObject {
 	case metav1.IncludeObject:
 		row.Object.Raw, err = json.Marshal(scale)
 	case metav1.IncludeNone:
 	default:
-		row.Object.Raw, err = json.Marshal(partialObject(scale, out))
+		row.Object.Raw, err = json.Marshal(out.PartialObject(scale))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &metav1.Table{
-		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: out.metaAPIVersion()},
+		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: out.MetaAPIVersion()},
 		ListMeta:          metav1.ListMeta{ResourceVersion: scale.ResourceVersion},
-		ColumnDefinitions: scaleColumns.defs,
+		ColumnDefinitions: scaleColumns.Definitions(),
 		Rows:              []metav1.TableRow{row},
 	}, nil
 }

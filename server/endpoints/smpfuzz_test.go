@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 )
 
 // FuzzStrategicPatch feeds arbitrary patches, in every fieldValidation
@@ -48,7 +50,7 @@ func FuzzStrategicPatch(f *testing.F) {
 			if !errors.As(err, &st) {
 				t.Fatalf("%s: %v is not a Status", patch, err)
 			}
-			if s := toStatus(err); s.Code < 400 || s.Code > 500 || s.Message == "" {
+			if s := responsewriters.ToStatus(err); s.Code < 400 || s.Code > 500 || s.Message == "" {
 				t.Fatalf("%s: %d %s %q", patch, s.Code, s.Reason, s.Message)
 			}
 		} else if _, err := json.Marshal(obj); err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -77,7 +78,7 @@ func TestStorageStatus(t *testing.T) {
 		{name: "other", err: errors.New("boom"), code: 500, reason: metav1.StatusReasonInternalError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := toStatus(storageStatus(tc.err, gr, "", tc.verb))
+			s := responsewriters.ToStatus(storageStatus(tc.err, gr, "", tc.verb))
 			if s.Code != tc.code || s.Reason != tc.reason || s.Status != metav1.StatusFailure {
 				t.Fatalf("got %d %s %q", s.Code, s.Reason, s.Message)
 			}

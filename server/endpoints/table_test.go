@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/apiloom/apiloom/server/storage/storagetest"
-	"github.com/apiloom/apiloom/server/wire"
+	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -27,7 +27,7 @@ func TestTablePrintColumns(t *testing.T) {
 		}
 	}
 	wantDefs := []metav1.TableColumnDefinition{
-		defaultColumns[0],
+		{Name: "Name", Type: "string", Format: "name", Description: tableconvert.MetadataDocs["name"]},
 		{Name: "Zone", Type: "string", Description: "Printer column (in JSONPath format): .spec.zone"},
 		{Name: "Port", Type: "integer", Description: "The first port."},
 		{Name: "Tags", Type: "string", Priority: 1, Description: "Printer column (in JSONPath format): .spec.tags"},
@@ -90,26 +90,13 @@ func TestTablePrintColumns(t *testing.T) {
 	})
 }
 
-// TestTableReusesEncodings checks that a list the watch cache encoded
-// already gives its rows' objects without encoding them again.
-func TestTableReusesEncodings(t *testing.T) {
-	h := NewResource(storagetest.Definition(), nil).(*handler[*widget])
-	items := benchWidgets(2)
-	raw := make([][]byte, len(items))
-	for i, it := range items {
-		var err error
-		if raw[i], err = wire.EncodeObject(it, h.gvk); err != nil {
-			t.Fatal(err)
+func TestNewResourcePanicsOnInvalidColumn(t *testing.T) {
+	def := gadgetDefinition()
+	def.PrintColumns = []resource.PrintColumn{{Name: "Zone", Type: "string", JSONPath: "spec.zone"}}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewResource accepted an invalid printer column")
 		}
-	}
-	out := output{target: asTable, metaVersion: "v1", table: metav1.TableOptions{IncludeObject: metav1.IncludeObject}}
-	tbl, err := h.table(items, raw, out, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, row := range tbl.Rows {
-		if &row.Object.Raw[0] != &raw[i][0] {
-			t.Errorf("row %d encoded its object again", i)
-		}
-	}
+	}()
+	NewResource(def, nil)
 }

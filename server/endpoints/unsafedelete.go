@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -80,7 +81,7 @@ func unsafeDelete(opts metav1.DeleteOptions) bool {
 // an error, in the negotiated encoding: kube-apiserver returns a Status
 // as it is whatever view (;as=Table) the client asked for.
 func writeStatus(w http.ResponseWriter, out output, s metav1.Status) error {
-	return writeEncoded(w, out, int(s.Code), encodeStatusAs(s, out), nil)
+	return responsewriters.WriteEncoded(w, out, int(s.Code), responsewriters.EncodeStatusAs(s, out), nil)
 }
 
 // corruptStatus is the API error for an object whose stored value does not

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -54,7 +55,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	timeout := watchTimeout(lr.timeoutSeconds)
 	if timeout <= 0 {
 		// Over before it began: kube-apiserver answers an empty stream.
-		w.Header().Set("Content-Type", out.streamContentType())
+		w.Header().Set("Content-Type", out.StreamContentType())
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
@@ -69,7 +70,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 			return storageStatus(err, h.gr, "", verbWatch)
 		}
 		// The source owns the watcher from here on.
-		w.Header().Set("Content-Type", out.streamContentType())
+		w.Header().Set("Content-Type", out.StreamContentType())
 		w.WriteHeader(http.StatusOK)
 		detacher.DetachBody(newWatchSource(r, ctx, timeout, watcher, enc))
 		return nil
@@ -122,19 +123,19 @@ func streamHTTP[O resource.Object](ctx context.Context, w http.ResponseWriter, r
 			return nil
 		}
 	}
-	w.Header().Set("Content-Type", enc.out.streamContentType())
+	w.Header().Set("Content-Type", enc.out.StreamContentType())
 	w.WriteHeader(http.StatusOK)
 	if err := deadline(); err != nil {
-		streamFailed(r, "watch headers", err)
+		responsewriters.StreamFailed(r, "watch headers", err)
 		return
 	}
 	if err := flush(); err != nil {
-		streamFailed(r, "watch headers", err)
+		responsewriters.StreamFailed(r, "watch headers", err)
 		return
 	}
 	send := func(frame []byte) error { _, err := w.Write(frame); return err }
 	if err := enc.pump(ctx, watcher, deadline, send, flush); err != nil {
-		streamFailed(r, "watch", err)
+		responsewriters.StreamFailed(r, "watch", err)
 	}
 }
 
@@ -263,10 +264,10 @@ type eventEncoder[O resource.Object] struct {
 // encodes each event once for all watchers, in each format asked for) is
 // used as it is; the returned slice is valid until the next call.
 func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
-	if e.out.enc == encCBOR || e.out.enc == encProtobuf {
+	if e.out.Encoding == encCBOR || e.out.Encoding == encProtobuf {
 		return e.frameAs(ev)
 	}
-	if e.out.target == asObject && ev.Frame != nil {
+	if e.out.Target == asObject && ev.Frame != nil {
 		return ev.Frame, nil
 	}
 	obj, err := e.object(ev)
@@ -279,7 +280,7 @@ func (e *eventEncoder[O]) frame(ev *storage.Event[O]) ([]byte, error) {
 
 // object encodes ev's object in the negotiated view and encoding.
 func (e *eventEncoder[O]) object(ev *storage.Event[O]) ([]byte, error) {
-	switch e.out.target {
+	switch e.out.Target {
 	case asTable:
 		t, err := e.h.table([]O{ev.Object}, nil, e.out, e.headers)
 		if err != nil {
@@ -287,9 +288,9 @@ func (e *eventEncoder[O]) object(ev *storage.Event[O]) ([]byte, error) {
 		}
 		e.headers = false
 		t.ResourceVersion = ev.Object.GetResourceVersion()
-		return encodeView(t, e.out)
+		return responsewriters.EncodeView(t, e.out)
 	case asPartial:
-		return encodeView(partialObject(ev.Object, e.out), e.out)
+		return responsewriters.EncodeView(e.out.PartialObject(ev.Object), e.out)
 	default:
 		return e.h.encodeObject(ev.Object, e.out)
 	}
@@ -297,12 +298,12 @@ func (e *eventEncoder[O]) object(ev *storage.Event[O]) ([]byte, error) {
 
 // errorFrame is the ERROR event that reports err and ends the stream.
 func (e *eventEncoder[O]) errorFrame(err error) []byte {
-	st := toStatus(storageStatus(err, e.h.gr, "", verbWatch))
-	switch e.out.enc {
+	st := responsewriters.ToStatus(storageStatus(err, e.h.gr, "", verbWatch))
+	switch e.out.Encoding {
 	case encCBOR:
-		return wire.AppendCBORWatchFrame(nil, string(watch.Error), encodeStatusAs(st, e.out))
+		return wire.AppendCBORWatchFrame(nil, string(watch.Error), responsewriters.EncodeStatusAs(st, e.out))
 	case encProtobuf:
-		return wire.AppendProtobufWatchFrame(nil, string(watch.Error), encodeStatusAs(st, e.out))
+		return wire.AppendProtobufWatchFrame(nil, string(watch.Error), responsewriters.EncodeStatusAs(st, e.out))
 	}
-	return wire.AppendWatchFrame(nil, string(watch.Error), encodeStatus(st))
+	return wire.AppendWatchFrame(nil, string(watch.Error), responsewriters.EncodeStatus(st))
 }

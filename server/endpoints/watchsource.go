@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -97,7 +98,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 			s.events[s.next] = storage.Event[O]{} // let the object go
 			s.next++
 			if err != nil {
-				logStreamFailed(s.ctx, s.path, "watch", err)
+				responsewriters.LogStreamFailed(s.ctx, s.path, "watch", err)
 				s.ending = true
 				return dst, true
 			}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/net/websocket"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -52,11 +53,11 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		// One Write is one message: text for JSON frames, binary for
 		// CBOR and protobuf, as kube-apiserver sends them.
 		ws.PayloadType = websocket.TextFrame
-		if enc.out.enc != encJSON {
+		if enc.out.Encoding != encJSON {
 			ws.PayloadType = websocket.BinaryFrame
 		}
 		send := func(frame []byte) error {
-			if enc.out.enc == encProtobuf {
+			if enc.out.Encoding == encProtobuf {
 				frame = frame[4:] // a message is one event: no length prefix
 			}
 			_, err := ws.Write(frame)
@@ -64,7 +65,7 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		}
 		deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, ws.SetWriteDeadline)
 		if err := enc.pump(ctx, watcher, deadline, send, func() error { return nil }); err != nil {
-			streamFailed(r, "websocket watch", err)
+			responsewriters.StreamFailed(r, "websocket watch", err)
 		}
 	}).ServeHTTP(w, r)
 }

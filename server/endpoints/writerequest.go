@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/hook"
 )
@@ -97,6 +98,6 @@ func (a *writeRequest) warn(warnings hook.Warnings) {
 			a.warned = map[string]bool{}
 		}
 		a.warned[msg] = true
-		writeWarnings(a.w, []string{msg})
+		responsewriters.WriteWarnings(a.w, []string{msg})
 	}
 }

@@ -1,92 +1,66 @@
-package endpoints
+package responsewriters
 
 import (
 	"compress/gzip"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 )
 
 // Responses are compressed as kube-apiserver compresses them (its
 // APIResponseCompression feature, on by default since 1.16): with gzip, when
 // the client's Accept-Encoding names gzip and the response body is larger
-// than gzipThreshold. Smaller bodies are not worth the CPU (most single
+// than GzipThreshold. Smaller bodies are not worth the CPU (most single
 // objects are a few KiB); a large list, repetitive JSON, shrinks several
 // times over, which is what a client far from the server waits for. Watches are never
 // compressed: their events are small and must reach the client at once.
 
 const (
-	// gzipThreshold is kube-apiserver's defaultGzipThresholdBytes: a body
+	// GzipThreshold is kube-apiserver's defaultGzipThresholdBytes: a body
 	// of at most this many bytes goes out as it is.
-	gzipThreshold = 128 << 10
-	// gzipLevel is kube-apiserver's gzipContentEncodingLevel, the fastest:
+	GzipThreshold = 128 << 10
+	// GzipLevel is kube-apiserver's gzipContentEncodingLevel, the fastest:
 	// it costs a fraction of gzip.DefaultCompression's CPU for output at
 	// most 1.5 times larger (kubernetes#112296).
-	gzipLevel = gzip.BestSpeed
+	GzipLevel = gzip.BestSpeed
 )
 
 // gzipWriters holds idle gzip writers: each holds about 1.2 MiB of
-// compressor state (at gzipLevel) that a response would otherwise allocate
+// compressor state (at GzipLevel) that a response would otherwise allocate
 // again.
 var gzipWriters = sync.Pool{New: func() any {
-	gw, err := gzip.NewWriterLevel(nil, gzipLevel)
+	gw, err := gzip.NewWriterLevel(nil, GzipLevel)
 	if err != nil {
-		panic(err) // gzipLevel is a valid level
+		panic(err) // GzipLevel is a valid level
 	}
 	return gw
 }}
 
-// heldBuffers holds the buffers of bodyWriters, each of gzipThreshold
+// heldBuffers holds the buffers of BodyWriters, each of GzipThreshold
 // bytes: grown by append instead, the buffer of each large list would cost
 // about four times its size in allocations.
 var heldBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 0, gzipThreshold)
+	b := make([]byte, 0, GzipThreshold)
 	return &b
 }}
 
-// acceptsGzip reports whether r's Accept-Encoding has a gzip token, read as
-// kube-apiserver reads it: comma-separated tokens, spaces trimmed, exactly
-// "gzip". Anything else is not gzip to it, so neither to us: "gzip;q=1",
-// "GZIP" and "*" get an uncompressed answer, and so does "gzip;q=0",
-// which refuses gzip.
-func acceptsGzip(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept-Encoding") {
-		for token := range strings.SplitSeq(v, ",") {
-			if strings.TrimSpace(token) == "gzip" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// negotiate is negotiate with the response's compression decided: on when
-// the resource has ResponseCompression, the answer is not a watch and the
-// client accepts gzip.
-func (h *handler[O]) negotiate(r *http.Request, a answer) (output, error) {
-	out, err := negotiate(r, a, h.formats())
-	out.gzip = h.limits.ResponseCompression && a != eventStream && acceptsGzip(r)
-	return out, err
-}
-
 // writeBody answers hw with code and data, gzipped when gzip is true and
-// data is larger than gzipThreshold; hw's other headers are set already.
+// data is larger than GzipThreshold; hw's other headers are set already.
 // Errors writing are the client's, who went away, and are not returned.
 func writeBody(hw http.ResponseWriter, code int, gzip bool, data []byte) {
-	b := newBodyWriter(hw, code, gzip)
-	b.start(gzip && len(data) > gzipThreshold)
+	b := NewBodyWriter(hw, code, gzip)
+	b.start(gzip && len(data) > GzipThreshold)
 	_, _ = b.Write(data)
 	_ = b.Close()
 }
 
-// bodyWriter writes a response body of a size not known in advance, gzipped
+// BodyWriter writes a response body of a size not known in advance, gzipped
 // when the client accepts gzip and the body turns out to be larger than
-// gzipThreshold. Until then it holds the status line and up to
-// gzipThreshold bytes back, so memory per response stays bounded by that
+// GzipThreshold. Until then it holds the status line and up to
+// GzipThreshold bytes back, so memory per response stays bounded by that
 // buffer and the compressor's state, however long the body. Close must be
 // called at the end of the body; nothing is sent before Write or Close.
-type bodyWriter struct {
+type BodyWriter struct {
 	hw   http.ResponseWriter
 	code int
 	gzip bool // the client accepts gzip and compression is on
@@ -96,13 +70,13 @@ type bodyWriter struct {
 	gw   *gzip.Writer
 }
 
-// newBodyWriter returns a bodyWriter answering hw with code; its headers
+// NewBodyWriter returns a BodyWriter answering hw with code; its headers
 // other than Content-Encoding and Vary must be set on hw already.
-func newBodyWriter(hw http.ResponseWriter, code int, gzip bool) *bodyWriter {
-	return &bodyWriter{hw: hw, code: code, gzip: gzip}
+func NewBodyWriter(hw http.ResponseWriter, code int, gzip bool) *BodyWriter {
+	return &BodyWriter{hw: hw, code: code, gzip: gzip}
 }
 
-func (b *bodyWriter) Write(p []byte) (int, error) {
+func (b *BodyWriter) Write(p []byte) (int, error) {
 	if b.w != nil {
 		return b.w.Write(p)
 	}
@@ -113,7 +87,7 @@ func (b *bodyWriter) Write(p []byte) (int, error) {
 	if b.held == nil {
 		b.held = heldBuffers.Get().(*[]byte)
 	}
-	if len(*b.held)+len(p) <= gzipThreshold {
+	if len(*b.held)+len(p) <= GzipThreshold {
 		*b.held = append(*b.held, p...)
 		return len(p), nil
 	}
@@ -126,7 +100,7 @@ func (b *bodyWriter) Write(p []byte) (int, error) {
 }
 
 // start sends the header, with Content-Encoding: gzip when compressed.
-func (b *bodyWriter) start(compressed bool) {
+func (b *BodyWriter) start(compressed bool) {
 	b.w = b.hw
 	if compressed {
 		h := b.hw.Header()
@@ -140,7 +114,7 @@ func (b *bodyWriter) start(compressed bool) {
 }
 
 // release returns the held-back buffer to the pool.
-func (b *bodyWriter) release() {
+func (b *BodyWriter) release() {
 	if b.held != nil {
 		*b.held = (*b.held)[:0]
 		heldBuffers.Put(b.held)
@@ -150,7 +124,7 @@ func (b *bodyWriter) release() {
 
 // Close ends the body: what was held back goes out uncompressed, or the
 // compressed stream is finished and its writer returned to the pool.
-func (b *bodyWriter) Close() error {
+func (b *BodyWriter) Close() error {
 	if b.w == nil {
 		b.start(false)
 		var err error

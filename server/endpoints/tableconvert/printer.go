@@ -1,4 +1,4 @@
-package endpoints
+package tableconvert
 
 import (
 	"time"
@@ -6,10 +6,10 @@ import (
 	"github.com/apiloom/apiloom/server/resource"
 )
 
-// withPrinter makes c render p's columns and cells, when the kind has its
+// WithPrinter makes c render p's columns and cells, when the kind has its
 // own printer (resource.Definition.Printer), instead of the name and the
 // printer columns.
-func withPrinter[O resource.Object](c *columns, p *resource.Printer[O]) {
+func WithPrinter[O resource.Object](c *Columns, p *resource.Printer[O]) {
 	if p == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package endpoints
+package tableconvert
 
 import (
 	"bytes"
@@ -98,14 +98,14 @@ func TestColumnsCells(t *testing.T) {
 	for i, tt := range tests {
 		cols[i] = tt.col
 	}
-	c, err := newColumns(printedInfo(cols...))
+	c, err := NewColumns(printedInfo(cols...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := newPrinted()
 	before := obj.DeepCopyObject()
 	var buf bytes.Buffer
-	cells, err := c.cells(obj, columnsNow, &buf)
+	cells, err := c.Cells(obj, columnsNow, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestColumnsCells(t *testing.T) {
 }
 
 func TestColumnsDefinitions(t *testing.T) {
-	c, err := newColumns(printedInfo(
+	c, err := NewColumns(printedInfo(
 		resource.PrintColumn{Name: "Name", Type: "string", JSONPath: ".spec.name", Description: "The name."},
 		resource.PrintColumn{Name: "Count", Type: "integer", Format: "int32", JSONPath: ".spec.count", Priority: 1},
 	))
@@ -140,7 +140,7 @@ func TestColumnsDefinitions(t *testing.T) {
 	}
 
 	// Without printer columns: the name and the age.
-	c, err = newColumns(printedInfo())
+	c, err = NewColumns(printedInfo())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,29 +148,18 @@ func TestColumnsDefinitions(t *testing.T) {
 		t.Fatalf("default defs = %+v", c.defs)
 	}
 	var buf bytes.Buffer
-	cells, err := c.cells(newPrinted(), columnsNow, &buf)
+	cells, err := c.Cells(newPrinted(), columnsNow, &buf)
 	if err != nil || !reflect.DeepEqual(cells, []any{"p", "2d1h"}) {
 		t.Fatalf("default cells = %#v, %v", cells, err)
 	}
-	cells, err = c.cells(&printed{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, columnsNow, &buf)
+	cells, err = c.Cells(&printed{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, columnsNow, &buf)
 	if err != nil || !reflect.DeepEqual(cells, []any{"new", "<unknown>"}) {
 		t.Fatalf("cells without a creation time = %#v, %v", cells, err)
 	}
 
-	if _, err := newColumns(printedInfo(resource.PrintColumn{Name: "Bad", Type: "text", JSONPath: ".spec.name"})); err == nil {
+	if _, err := NewColumns(printedInfo(resource.PrintColumn{Name: "Bad", Type: "text", JSONPath: ".spec.name"})); err == nil {
 		t.Fatal("newColumns accepted an invalid column")
 	}
-}
-
-func TestNewResourcePanicsOnInvalidColumn(t *testing.T) {
-	def := gadgetDefinition()
-	def.PrintColumns = []resource.PrintColumn{{Name: "Zone", Type: "string", JSONPath: "spec.zone"}}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("NewResource accepted an invalid printer column")
-		}
-	}()
-	NewResource(def, nil)
 }
 
 func TestMayReadManagedFields(t *testing.T) {
@@ -200,7 +189,7 @@ func TestMayReadManagedFields(t *testing.T) {
 // concurrent requests do (the watch cache hands out shared objects); run it
 // with -race.
 func TestColumnsConcurrent(t *testing.T) {
-	c, err := newColumns(printedInfo(
+	c, err := NewColumns(printedInfo(
 		resource.PrintColumn{Name: "Name", Type: "string", JSONPath: ".spec.name"},
 		resource.PrintColumn{Name: "Second", Type: "string", JSONPath: ".spec.items[1]"},
 		resource.PrintColumn{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
@@ -215,7 +204,7 @@ func TestColumnsConcurrent(t *testing.T) {
 		wg.Go(func() {
 			var buf bytes.Buffer
 			for range 50 {
-				cells, err := c.cells(obj, columnsNow, &buf)
+				cells, err := c.Cells(obj, columnsNow, &buf)
 				if err != nil || !reflect.DeepEqual(cells, want) {
 					t.Errorf("cells = %#v, %v; want %#v", cells, err, want)
 					return

@@ -1,4 +1,4 @@
-package endpoints
+package tableconvert
 
 import (
 	"bytes"
@@ -17,22 +17,24 @@ import (
 	"github.com/apiloom/apiloom/server/resource"
 )
 
-var metadataDocs = metav1.ObjectMeta{}.SwaggerDoc()
+// MetadataDocs are ObjectMeta's field descriptions, which the name and
+// age columns (and the Scale's Age) carry as kube-apiserver's do.
+var MetadataDocs = metav1.ObjectMeta{}.SwaggerDoc()
 
 // defaultColumns are the columns of a resource without printer columns, as
 // a CRD without them has: the name and the age. kubectl prints a "date"
 // column's cell as it comes, so the cell is already the human-readable age.
 var defaultColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: metadataDocs["name"]},
-	{Name: "Age", Type: "date", Description: metadataDocs["creationTimestamp"]},
+	{Name: "Name", Type: "string", Format: "name", Description: MetadataDocs["name"]},
+	{Name: "Age", Type: "date", Description: MetadataDocs["creationTimestamp"]},
 }
 
-// columns renders a resource's Table cells. With printer columns it
+// Columns renders a resource's Table cells. With printer columns it
 // behaves like kube-apiserver's table convertor for a CRD's
 // additionalPrinterColumns: the name, then each column's JSONPath
 // evaluated on the object's unstructured form. Immutable after
-// newColumns and safe for concurrent use.
-type columns struct {
+// NewColumns and safe for concurrent use.
+type Columns struct {
 	// defs are the column definitions, the name first.
 	defs []metav1.TableColumnDefinition
 	// paths are the compiled JSONPaths of defs[1:]; nil for the default
@@ -50,9 +52,9 @@ type columns struct {
 	custom func(obj resource.Object, now time.Time) []any
 }
 
-// newColumns compiles the printer columns of info.
-func newColumns(info *resource.Info) (*columns, error) {
-	c := &columns{gvk: info.GroupVersionKind()}
+// NewColumns compiles the printer columns of info.
+func NewColumns(info *resource.Info) (*Columns, error) {
+	c := &Columns{gvk: info.GroupVersionKind()}
 	if len(info.PrintColumns) == 0 {
 		c.defs = defaultColumns
 		return c, nil
@@ -78,6 +80,9 @@ func newColumns(info *resource.Info) (*columns, error) {
 	return c, nil
 }
 
+// Definitions are the column definitions of a Table, the name first.
+func (c *Columns) Definitions() []metav1.TableColumnDefinition { return c.defs }
+
 // mayReadManagedFields reports whether the JSONPath p could find
 // metadata.managedFields: it names them, or starts at the root or at
 // metadata itself, or uses wildcards or recursive descent.
@@ -99,9 +104,9 @@ func mayReadManagedFields(p string) bool {
 	return false
 }
 
-// cells returns obj's row cells. now is the time ages are measured to; buf
+// Cells returns obj's row cells. now is the time ages are measured to; buf
 // is scratch space a Table reuses across its rows.
-func (c *columns) cells(obj resource.Object, now time.Time, buf *bytes.Buffer) ([]any, error) {
+func (c *Columns) Cells(obj resource.Object, now time.Time, buf *bytes.Buffer) ([]any, error) {
 	if c.custom != nil {
 		return c.custom(obj, now), nil
 	}
@@ -123,7 +128,7 @@ func (c *columns) cells(obj resource.Object, now time.Time, buf *bytes.Buffer) (
 // cell evaluates one column. As upstream, a path that finds nothing, or a
 // value that does not fit the column's type, is an empty (nil) cell; only
 // the first value a path finds is shown.
-func (c *columns) cell(p *jsonpath.JSONPath, typ string, content map[string]any, now time.Time, buf *bytes.Buffer) any {
+func (c *Columns) cell(p *jsonpath.JSONPath, typ string, content map[string]any, now time.Time, buf *bytes.Buffer) any {
 	results, err := p.FindResults(content)
 	if err != nil || len(results) == 0 || len(results[0]) == 0 {
 		return nil
@@ -195,7 +200,7 @@ func age(t metav1.Time, now time.Time) string {
 // column needs them, managedFields are left out: the converter would turn
 // each entry's field set into maps, the most expensive part of most
 // objects. obj itself is never modified.
-func (c *columns) unstructured(obj resource.Object) (map[string]any, error) {
+func (c *Columns) unstructured(obj resource.Object) (map[string]any, error) {
 	var target any = obj
 	if !c.keepManagedFields && len(obj.GetManagedFields()) > 0 {
 		v := reflect.ValueOf(obj).Elem()
