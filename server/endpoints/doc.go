@@ -17,7 +17,7 @@
 // and Tables (response.go, table.go, with the resource's printer columns
 // in columns.go), the metadata rules of writes, which also apply the
 // type's generated defaults and validation (meta.go, names.go), the
-// managed fields every write records (managedfields.go) and errors as
+// managed fields every write records (package fieldmanager) and errors as
 // metav1.Status (status.go).
 //
 // Objects storage returns may be shared with other readers (the watch
