@@ -39,7 +39,7 @@ import (
 // decides only about duplicate fields (Strict: 400; Warn, the default:
 // warnings); unknown fields never merge.
 func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out output, opts writeOptions, body []byte) error {
-	a := &applier[O]{fm: h.managed.forRoute(rt), body: body, opts: opts}
+	a := &applier[O]{fm: h.managed.For(managedSubresource(rt)), body: body, opts: opts}
 	ctx := r.Context()
 	for {
 		result, err := h.guaranteedUpdate(ctx, rt, opts.dryRun, func(current O) (O, error) {

@@ -53,7 +53,7 @@ func FuzzApplyBody(f *testing.F) {
 	}
 	h := NewResource(storagetest.Definition(), nil, WithTypeConverter(testTypeConverter(f))).(*handler[*widget])
 	rt := route{namespace: "ns", name: "w"}
-	seed := &applier[*widget]{fm: h.managed.main, body: []byte(widgetYAML("w", "spec: {size: 1, color: red}")), opts: writeOptions{fieldManager: "owner"}}
+	seed := &applier[*widget]{fm: h.managed.For(""), body: []byte(widgetYAML("w", "spec: {size: 1, color: red}")), opts: writeOptions{fieldManager: "owner"}}
 	stored, err := seed.applyTo(h.newObject())
 	if err != nil {
 		f.Fatal(err)
@@ -68,7 +68,7 @@ func FuzzApplyBody(f *testing.F) {
 		}
 		opts.force = force
 		for _, current := range []*widget{h.newObject(), copyObject(stored)} {
-			a := &applier[*widget]{fm: h.managed.main, body: body, opts: opts}
+			a := &applier[*widget]{fm: h.managed.For(""), body: body, opts: opts}
 			obj, err := a.applyTo(current)
 			if err != nil {
 				wantApplyError(t, "apply", err)

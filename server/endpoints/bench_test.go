@@ -158,7 +158,7 @@ func BenchmarkUpdateManagedFields(b *testing.B) {
 		}},
 		{"apply", func(i int) (*widget, error) {
 			cur := copyObject(current)
-			a := &applier[*widget]{fm: h.managed.main, body: applies[i%2], opts: writeOptions{fieldManager: "applier", force: true}}
+			a := &applier[*widget]{fm: h.managed.For(""), body: applies[i%2], opts: writeOptions{fieldManager: "applier", force: true}}
 			obj, err := a.applyTo(cur)
 			if err != nil {
 				return nil, err

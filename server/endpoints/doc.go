@@ -13,13 +13,13 @@
 // the watch an HTTP/2 connection pulls without a goroutine of its own:
 // see server/detach); what they share is
 // split by concern: the routes (router.go), query options (options.go),
-// request bodies (body.go), the metadata rules of writes, which also apply
-// the type's generated defaults and validation (meta.go, names.go), the
-// managed fields every write records (managedfields.go) and storage errors
-// as API errors (status.go). Content negotiation (package negotiation),
-// writing responses and errors as metav1.Status (package responsewriters)
-// and Tables with the resource's printer columns (package tableconvert)
-// have packages of their own, which never import this one.
+// request bodies (body.go), the managed fields every write records
+// (package fieldmanager) and storage errors as API errors (status.go).
+// Content negotiation (package negotiation), writing responses and errors
+// as metav1.Status (package responsewriters), Tables with the resource's
+// printer columns (package tableconvert), the scale subresource's model
+// (package scale) and what a kind's definition does to a write (package
+// strategy) have packages of their own, which never import this one.
 //
 // Objects storage returns may be shared with other readers (the watch
 // cache's are) and are never modified; a watch event the producer encoded

@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/scale"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
@@ -52,11 +54,11 @@ type handler[O resource.Object] struct {
 	fmts formats
 	// patchMeta says how strategic merge patch merges each field.
 	patchMeta strategicpatch.LookupPatchMeta
-	// managed keeps the objects' managed fields (managedfields.go).
-	managed *fieldManagers
-	// scale is where the scale subresource's fields live (scale.go); nil
-	// without one.
-	scale *scalePaths
+	// managed keeps the objects' managed fields (package fieldmanager).
+	managed *fieldmanager.Managers[O]
+	// scale is where the scale subresource's fields live, and how writes
+	// through it are tracked (package scale); nil without one.
+	scale *scale.Subresource
 	// kind is what the resource's definition does to its writes
 	// (package strategy): defaults, hooks, the fields the server owns,
 	// validation.
@@ -101,13 +103,15 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	if cfg.versions != nil {
 		versions = cfg.versions.Infos()
 	}
-	h.scale = newScalePaths(def.Scale, def.GroupVersion(), versions)
+	if h.scale, err = scale.New(def.Scale, def.GroupVersion(), versions); err != nil { // never: Scales' type converter is deduced
+		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
+	}
 	var scaleErrors func(map[string]any, bool) field.ErrorList
 	if h.scale != nil {
-		scaleErrors = h.scale.errors
+		scaleErrors = h.scale.Errors
 	}
 	h.kind = strategy.New(def, cfg.schemaCheck, scaleErrors, cfg.hooks)
-	managed, err := newFieldManagers(def, tc, h.kind.ApplyDefaults, cfg.versions)
+	managed, err := fieldmanager.New(def, tc, h.kind.ApplyDefaults, cfg.versions)
 	if err != nil { // only for a nil type converter
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,25 +14,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/scale"
 	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
-	"github.com/apiloom/apiloom/server/wire"
 )
 
-// errScaleBody is kube-apiserver's answer to a Scale body that does not
-// decode (not JSON or YAML, a field of the wrong type, another kind, a
-// strict-mode violation under fieldValidation=Strict): its Scale codec
-// fails while describing the error, and this is what the client gets.
-var errScaleBody = apierrors.NewBadRequest(`no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`)
+// The scale subresource's model (its paths, the Scale of an object, its
+// field manager) is package scale's; its verbs, which read and write the
+// object with this package's rules, are here.
 
-// scaleKindError is what decoding a patched Scale that names another kind
-// or version says upstream.
-func scaleKindError(gvk schema.GroupVersionKind) error {
-	return fmt.Errorf("no kind %q is registered for version %q in scheme %q", gvk.Kind, gvk.GroupVersion().String(), "pkg/runtime/scheme.go:111")
+// scaledObject is the object to store when sc, with its managed fields
+// already tracked, is written over current (scale.Subresource.Scaled),
+// prepared as any update of the object.
+func (h *handler[O]) scaledObject(ctx context.Context, sc *autoscalingv1.Scale, current O, content map[string]any, sh *managedfields.ScaleHandler, rt route) (O, error) {
+	var zero O
+	obj := h.def.New()
+	if err := h.scale.Scaled(obj, sc, content, sh); err != nil {
+		return zero, err
+	}
+	if err := h.prepareUpdate(ctx, obj, current, nil, rt.namespace); err != nil {
+		return zero, err
+	}
+	return obj, nil
 }
 
 // getScale serves GET of .../{name}/scale: the object's Scale. An object
@@ -45,14 +54,14 @@ func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) 
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
-	scale, found, err := h.storedScale(obj)
+	sc, found, err := h.scale.Stored(obj)
 	if err != nil {
 		return err
 	}
 	if !found {
-		return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", h.scale.info.SpecReplicasPath))
+		return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", h.scale.SpecReplicasPath()))
 	}
-	return h.writeScale(w, out, scale, nil)
+	return h.writeScale(w, out, sc, nil)
 }
 
 // updateScale serves PUT of .../{name}/scale: the body, a Scale, sets the
@@ -82,12 +91,12 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	manager := managerName(opts.fieldManager, r.UserAgent())
 	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 		var zero O
-		old, content, sh, err := h.currentScale(current)
+		old, content, sh, err := h.scale.Current(current)
 		if err != nil {
 			return zero, err
 		}
-		scale := h.managed.scale.UpdateNoErrors(old, in.DeepCopy(), manager).(*autoscalingv1.Scale)
-		return h.scaledObject(r.Context(), scale, current, content, sh, rt)
+		sc := h.scale.Track(old, in.DeepCopy(), manager)
+		return h.scaledObject(r.Context(), sc, current, content, sh, rt)
 	})
 	if err != nil {
 		return err
@@ -97,28 +106,16 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 
 // decodeScale decodes a PUT body into a Scale, with fieldValidation's
 // rules for unknown and duplicate fields (warnings, or under Strict the
-// 400 every undecodable body gets, errScaleBody).
+// 400 every undecodable body gets, scale.ErrBody; scale.Decode).
 func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
 	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, formats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err
 		}
-		return nil, nil, errScaleBody
+		return nil, nil, scale.ErrBody
 	}
-	scale := &autoscalingv1.Scale{}
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(data, scale)
-	if err != nil || len(strict) > 0 && opts.fieldValidation == metav1.FieldValidationStrict {
-		return nil, nil, errScaleBody
-	}
-	if gvk := scale.GroupVersionKind(); gvk.Kind != "" && gvk.Kind != scaleGVK.Kind || !gvk.GroupVersion().Empty() && gvk.GroupVersion() != scaleGVK.GroupVersion() {
-		return nil, nil, errScaleBody
-	}
-	var warnings []string
-	for _, e := range strict {
-		warnings = append(warnings, e.Error())
-	}
-	return scale, warnings, nil
+	return scale.Decode(data, opts.fieldValidation)
 }
 
 // patchScale serves PATCH of .../{name}/scale: a JSON or merge patch of
@@ -140,23 +137,23 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 	var warnings []string
 	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
 		var zero O
-		old, content, sh, err := h.currentScale(current)
+		old, content, sh, err := h.scale.Current(current)
 		if err != nil {
 			return zero, err
 		}
-		var scale *autoscalingv1.Scale
+		var sc *autoscalingv1.Scale
 		if mt == mediaApplyPatch {
-			scale, warnings, err = h.applyScale(old, body, opts)
-		} else if scale, warnings, err = patchScaleObject(p, old, opts); err == nil {
-			scale = h.managed.scale.UpdateNoErrors(old, scale, manager).(*autoscalingv1.Scale)
+			sc, warnings, err = h.applyScale(old, body, opts)
+		} else if sc, warnings, err = patchScaleObject(p, old, opts); err == nil {
+			sc = h.scale.Track(old, sc, manager)
 		}
 		if err == nil {
-			err = h.checkName(scale, rt)
+			err = h.checkName(sc, rt)
 		}
 		if err != nil {
 			return zero, err
 		}
-		return h.scaledObject(r.Context(), scale, current, content, sh, rt)
+		return h.scaledObject(r.Context(), sc, current, content, sh, rt)
 	})
 	if err != nil {
 		responsewriters.WriteWarnings(w, warnings)
@@ -180,13 +177,9 @@ func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions
 	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 	}
-	scale := &autoscalingv1.Scale{}
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, scale)
+	sc, strict, err := scale.DecodePatched(patched, opts.strict())
 	if err != nil {
 		return nil, nil, patchInvalid(patched, err)
-	}
-	if gvk := scale.GroupVersionKind(); gvk != scaleGVK {
-		return nil, nil, patchInvalid(patched, scaleKindError(gvk))
 	}
 	strict = append(append([]error(nil), p.strict...), strict...)
 	var warnings []string
@@ -198,7 +191,7 @@ func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions
 			warnings = append(warnings, e.Error())
 		}
 	}
-	return scale, warnings, nil
+	return sc, warnings, nil
 }
 
 // applyScale merges an applied Scale configuration into old with the
@@ -208,7 +201,7 @@ func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts writ
 	if err := utilyaml.Unmarshal(body, &patch.Object); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
-	merged, err := h.managed.scale.Apply(old, patch, opts.fieldManager, opts.force)
+	merged, err := h.scale.Apply(old, patch, opts.fieldManager, opts.force)
 	if err != nil {
 		return nil, nil, applyError(err)
 	}
@@ -221,20 +214,20 @@ func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts writ
 			warnings = yamlWarnings(err.Error())
 		}
 	}
-	scale, ok := merged.(*autoscalingv1.Scale)
+	sc, ok := merged.(*autoscalingv1.Scale)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: apply produced %T", errNotConvertible, merged)
 	}
-	return scale, warnings, nil
+	return sc, warnings, nil
 }
 
 // writeStoredScale answers a write with the Scale of the object it stored.
 func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, warnings []string) error {
-	scale, _, err := h.storedScale(obj)
+	sc, _, err := h.scale.Stored(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	return h.writeScale(w, out, scale, warnings)
+	return h.writeScale(w, out, sc, warnings)
 }
 
 // writeScale answers with scale in the negotiated form: the Scale, a
@@ -263,7 +256,7 @@ func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autosc
 // scaleColumns are the columns of a Scale's Table, as kube-apiserver has
 // them for a custom resource's scale subresource.
 var scaleColumns = func() *tableconvert.Columns {
-	c, err := tableconvert.NewColumns(&resource.Info{Group: scaleGVK.Group, Version: scaleGVK.Version, Kind: scaleGVK.Kind, PrintColumns: []resource.PrintColumn{
+	c, err := tableconvert.NewColumns(&resource.Info{Group: scale.GVK.Group, Version: scale.GVK.Version, Kind: scale.GVK.Kind, PrintColumns: []resource.PrintColumn{
 		{Name: "Desired", Type: "integer", JSONPath: ".spec.replicas", Description: "Number of desired replicas"},
 		{Name: "Available", Type: "integer", JSONPath: ".status.replicas", Description: "Number of actual replicas"},
 		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: tableconvert.MetadataDocs["creationTimestamp"]},

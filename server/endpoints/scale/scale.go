@@ -1,7 +1,6 @@
-package endpoints
+package scale
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -34,16 +33,16 @@ import (
 // custom resource, so an omitted (omitempty, zero) spec replicas field is
 // "not found" just as an absent one in a custom resource.
 
-// scaleGVK is the kind the subresource serves.
-var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+// GVK is the kind the subresource serves.
+var GVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 
-// unsetScaleReplicas marks, in the Scale a write starts from, an object
-// whose spec replicas field is unset: a write that leaves it so is 400.
-const unsetScaleReplicas = math.MinInt32
+// unsetReplicas marks, in the Scale a write starts from, an object whose
+// spec replicas field is unset: a write that leaves it so is 400.
+const unsetReplicas = math.MinInt32
 
-// scaleScheme converts, creates and defaults Scales for the scale field
+// scheme converts, creates and defaults Scales for the scale field
 // manager. It knows autoscaling/v1 only. Immutable after init.
-var scaleScheme = func() *runtime.Scheme {
+var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := autoscalingv1.AddToScheme(s); err != nil {
 		panic(err)
@@ -51,28 +50,33 @@ var scaleScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// scalePaths are a resource's scale paths split into field names.
-type scalePaths struct {
+// Subresource is a resource's scale subresource: its scale paths split
+// into field names, and the field manager of writes through it.
+// Immutable after New and safe for concurrent use.
+type Subresource struct {
 	info     *resource.ScaleInfo
+	gv       schema.GroupVersion
 	spec     []string
 	status   []string
 	selector []string // nil without a selector path
 	// mappings tell apimachinery's ScaleHandler where the replicas live.
 	mappings managedfields.ResourcePathMappings
+	// fm tracks the fields of Scales, which ScaleHandler maps to the
+	// object's.
+	fm *managedfields.FieldManager
 }
 
-// newScalePaths are the scale paths of the resource whose scale
-// subresource is info, in version gv of a kind whose other versions are
-// others (the resource's own may be among them). The managed fields of
-// every version map to the Scale's, each by its own replicas path (nil for
-// a version without a scale subresource), as kube-apiserver maps those of
-// every version of a CRD: ScaleHandler drops the entries of a version it
-// has no mapping for.
-func newScalePaths(info *resource.ScaleInfo, gv schema.GroupVersion, others []*resource.Info) *scalePaths {
+// New is the scale subresource info of a resource in version gv of a kind
+// whose other versions are others (the resource's own may be among them);
+// nil when info is. The managed fields of every version map to the
+// Scale's, each by its own replicas path (nil for a version without a
+// scale subresource), as kube-apiserver maps those of every version of a
+// CRD: ScaleHandler drops the entries of a version it has no mapping for.
+func New(info *resource.ScaleInfo, gv schema.GroupVersion, others []*resource.Info) (*Subresource, error) {
 	if info == nil {
-		return nil
+		return nil, nil
 	}
-	p := &scalePaths{info: info, spec: splitPath(info.SpecReplicasPath), status: splitPath(info.StatusReplicasPath)}
+	p := &Subresource{info: info, gv: gv, spec: splitPath(info.SpecReplicasPath), status: splitPath(info.StatusReplicasPath)}
 	if info.LabelSelectorPath != "" {
 		p.selector = splitPath(info.LabelSelectorPath)
 	}
@@ -85,7 +89,11 @@ func newScalePaths(info *resource.ScaleInfo, gv schema.GroupVersion, others []*r
 		p.mappings[o.GroupVersion().String()] = path
 	}
 	p.mappings[gv.String()] = replicasPath(p.spec)
-	return p
+	var err error
+	if p.fm, err = newFieldManager(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // replicasPath is the field path of the field names.
@@ -100,18 +108,34 @@ func replicasPath(names []string) fieldpath.Path {
 // splitPath splits ".spec.replicas" into its field names.
 func splitPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
 
-// newScaleFieldManager is the field manager of writes through /scale: it
+// newFieldManager is the field manager of writes through /scale: it
 // tracks the fields of Scales, which ScaleHandler maps to the object's.
 // Scales have no lists or maps to merge, so the deduced type converter
 // gives the field sets a schema would.
-func newScaleFieldManager() (*managedfields.FieldManager, error) {
+func newFieldManager() (*managedfields.FieldManager, error) {
 	return managedfields.NewDefaultFieldManager(managedfields.NewDeducedTypeConverter(),
-		scaleScheme, scaleScheme, scaleScheme, scaleGVK, scaleGVK.GroupVersion(), "scale", nil)
+		scheme, scheme, scheme, GVK, GVK.GroupVersion(), "scale", nil)
+}
+
+// SpecReplicasPath is the path of the object's spec replicas field, as
+// the kind declares it (".spec.replicas").
+func (p *Subresource) SpecReplicasPath() string { return p.info.SpecReplicasPath }
+
+// Track records in scale's managed fields, as an Update by manager, every
+// field scale changes from old.
+func (p *Subresource) Track(old, scale *autoscalingv1.Scale, manager string) *autoscalingv1.Scale {
+	return p.fm.UpdateNoErrors(old, scale, manager).(*autoscalingv1.Scale)
+}
+
+// Apply merges the applied Scale configuration patch into old by manager,
+// as the field manager of Scales applies.
+func (p *Subresource) Apply(old *autoscalingv1.Scale, patch runtime.Object, manager string, force bool) (runtime.Object, error) {
+	return p.fm.Apply(old, patch, manager, force)
 }
 
 // scaleOf is the Scale of obj, whose JSON form is content. found is false
 // when obj has no spec replicas field; its Scale then says 0.
-func (p *scalePaths) scaleOf(obj metav1.Object, content map[string]any) (scale *autoscalingv1.Scale, found bool, err error) {
+func (p *Subresource) scaleOf(obj metav1.Object, content map[string]any) (scale *autoscalingv1.Scale, found bool, err error) {
 	spec, found, err := unstructured.NestedInt64(content, p.spec...)
 	if err != nil {
 		return nil, false, err
@@ -127,7 +151,7 @@ func (p *scalePaths) scaleOf(obj metav1.Object, content map[string]any) (scale *
 		}
 	}
 	return &autoscalingv1.Scale{
-		TypeMeta: metav1.TypeMeta{APIVersion: scaleGVK.GroupVersion().String(), Kind: scaleGVK.Kind},
+		TypeMeta: metav1.TypeMeta{APIVersion: GVK.GroupVersion().String(), Kind: GVK.Kind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              obj.GetName(),
 			Namespace:         obj.GetNamespace(),
@@ -140,13 +164,14 @@ func (p *scalePaths) scaleOf(obj metav1.Object, content map[string]any) (scale *
 	}, found, nil
 }
 
-// errors are the violations of obj's scale fields, as kube-apiserver
-// checks a custom resource with a scale subresource on every write: the
-// spec replicas (spec, on writes of the object) and the status replicas
-// must be non-negative and fit an int32. The field paths keep their
-// leading dot, as upstream's do. The selector, a string field of the type
-// (the generator makes sure), cannot be wrong.
-func (p *scalePaths) errors(content map[string]any, spec bool) field.ErrorList {
+// Errors are the violations of the scale fields of an object whose JSON
+// form is content, as kube-apiserver checks a custom resource with a
+// scale subresource on every write: the spec replicas (spec, on writes of
+// the object) and the status replicas must be non-negative and fit an
+// int32. The field paths keep their leading dot, as upstream's do. The
+// selector, a string field of the type (the generator makes sure), cannot
+// be wrong. None on a nil Subresource.
+func (p *Subresource) Errors(content map[string]any, spec bool) field.ErrorList {
 	if p == nil {
 		return nil
 	}
@@ -169,79 +194,63 @@ func (p *scalePaths) errors(content map[string]any, spec bool) field.ErrorList {
 	return errs
 }
 
-// scaleErrors are the violations of obj's scale fields (scalePaths.errors),
-// none when the resource has no scale subresource.
-func (h *handler[O]) scaleErrors(obj O, spec bool) field.ErrorList {
-	if h.scale == nil {
-		return nil
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return h.scale.errors(content, spec)
-}
-
-// currentScale is the Scale a write through /scale starts from: current's,
+// Current is the Scale a write through /scale starts from: current's,
 // with the managed fields of current that concern its replicas, and
-// unsetScaleReplicas as replicas when current has none. It also returns
+// unsetReplicas as replicas when current has none. It also returns
 // current's JSON form, which the write changes, and the handler that maps
-// the managed fields back.
-func (h *handler[O]) currentScale(current O) (*autoscalingv1.Scale, map[string]any, *managedfields.ScaleHandler, error) {
+// the managed fields back (both for Scaled).
+func (p *Subresource) Current(current resource.Object) (*autoscalingv1.Scale, map[string]any, *managedfields.ScaleHandler, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	scale, found, err := h.scale.scaleOf(current, content)
+	scale, found, err := p.scaleOf(current, content)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if !found {
-		scale.Spec.Replicas = unsetScaleReplicas
+		scale.Spec.Replicas = unsetReplicas
 	}
-	sh := managedfields.NewScaleHandler(current.GetManagedFields(), h.gvk.GroupVersion(), h.scale.mappings)
+	sh := managedfields.NewScaleHandler(current.GetManagedFields(), p.gv, p.mappings)
 	if scale.ManagedFields, err = sh.ToSubresource(); err != nil {
 		return nil, nil, nil, err
 	}
 	return scale, content, sh, nil
 }
 
-// scaledObject is the object to store when scale, with its managed fields
-// already tracked, is written over current: current's JSON form content
-// with the spec replicas set, its managed fields mapped back, and the
-// Scale's resourceVersion, if any, as the precondition; then prepared as
-// any update of the object.
-func (h *handler[O]) scaledObject(ctx context.Context, scale *autoscalingv1.Scale, current O, content map[string]any, sh *managedfields.ScaleHandler, rt route) (O, error) {
-	var zero O
-	if scale.Spec.Replicas == unsetScaleReplicas {
-		return zero, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", h.scale.info.SpecReplicasPath))
+// Scaled sets obj, a new object of the resource, to what is stored when
+// scale, with its managed fields already tracked, is written over the
+// object whose Current gave content and sh: content with the spec
+// replicas set, its managed fields mapped back, and the Scale's
+// resourceVersion, if any, as the precondition. The caller then prepares
+// obj as any update of the object.
+func (p *Subresource) Scaled(obj resource.Object, scale *autoscalingv1.Scale, content map[string]any, sh *managedfields.ScaleHandler) error {
+	if scale.Spec.Replicas == unsetReplicas {
+		return apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", p.info.SpecReplicasPath))
 	}
-	if err := unstructured.SetNestedField(content, int64(scale.Spec.Replicas), h.scale.spec...); err != nil {
-		return zero, err
+	if err := unstructured.SetNestedField(content, int64(scale.Spec.Replicas), p.spec...); err != nil {
+		return err
 	}
-	obj := h.def.New()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, obj); err != nil {
-		return zero, err
+		return err
 	}
 	if scale.ResourceVersion != "" {
 		obj.SetResourceVersion(scale.ResourceVersion)
 	}
 	managed, err := sh.ToParent(scale.ManagedFields)
 	if err != nil {
-		return zero, err
+		return err
 	}
 	obj.SetManagedFields(managed)
-	if err := h.prepareUpdate(ctx, obj, current, nil, rt.namespace); err != nil {
-		return zero, err
-	}
-	return obj, nil
+	return nil
 }
 
-// storedScale is the Scale of a stored object, for a response.
-func (h *handler[O]) storedScale(obj O) (*autoscalingv1.Scale, bool, error) {
+// Stored is the Scale of a stored object, for a response. found is false
+// when obj has no spec replicas field.
+func (p *Subresource) Stored(obj resource.Object) (scale *autoscalingv1.Scale, found bool, err error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, false, err
 	}
-	return h.scale.scaleOf(obj, content)
+	return p.scaleOf(obj, content)
 }

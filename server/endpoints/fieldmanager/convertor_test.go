@@ -1,4 +1,4 @@
-package endpoints
+package fieldmanager
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -28,10 +27,10 @@ func (r *recordingVersions) ConvertToVersion(in runtime.Object, target runtime.G
 	return out, nil
 }
 
-func (r *recordingVersions) Convert(_, _, _ any) error { return errNotConvertible }
+func (r *recordingVersions) Convert(_, _, _ any) error { return ErrNotConvertible }
 
 func (r *recordingVersions) ConvertFieldLabel(_ schema.GroupVersionKind, _, _ string) (string, string, error) {
-	return "", "", errNotConvertible
+	return "", "", ErrNotConvertible
 }
 
 // TestTypedConvertorVersions: the field manager's convertor keeps objects
@@ -46,14 +45,14 @@ func TestTypedConvertorVersions(t *testing.T) {
 	w := storagetest.NewWidget("ns", "w", "red")
 	w.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 
-	alone := typedConvertor[*widget]{def: def, gvk: def.GroupVersionKind()}
+	alone := typedConvertor[*storagetest.Widget]{def: def, gvk: def.GroupVersionKind()}
 	if got, err := alone.ConvertToVersion(w, def.GroupVersion()); err != nil || got != runtime.Object(w) {
 		t.Fatalf("to its own version: %v %v", got, err)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": def.GroupVersion().String(), "kind": def.Kind, "spec": map[string]any{"color": "blue"},
 	}}
-	if got, err := alone.ConvertToVersion(u, def.GroupVersion()); err != nil || got.(*widget).Spec.Color != "blue" {
+	if got, err := alone.ConvertToVersion(u, def.GroupVersion()); err != nil || got.(*storagetest.Widget).Spec.Color != "blue" {
 		t.Fatalf("unstructured to its own version: %#v %v", got, err)
 	}
 	if _, err := alone.ConvertToVersion(w, v2); !runtime.IsNotRegisteredError(err) {
@@ -61,7 +60,7 @@ func TestTypedConvertorVersions(t *testing.T) {
 	}
 
 	rec := &recordingVersions{}
-	conv := typedConvertor[*widget]{def: def, gvk: def.GroupVersionKind(), versions: rec}
+	conv := typedConvertor[*storagetest.Widget]{def: def, gvk: def.GroupVersionKind(), versions: rec}
 	got, err := conv.ConvertToVersion(w, v2)
 	if err != nil || got.GetObjectKind().GroupVersionKind() != v2.WithKind(def.Kind) {
 		t.Fatalf("to v2: %#v %v", got, err)
@@ -74,32 +73,5 @@ func TestTypedConvertorVersions(t *testing.T) {
 	u.SetAPIVersion(v2.String())
 	if _, err := conv.ConvertToVersion(u, def.GroupVersion()); err != nil || len(rec.got) != 2 || rec.got[1] != runtime.Object(u) {
 		t.Fatalf("unstructured v2 to v1: %v, versions got %d", err, len(rec.got))
-	}
-}
-
-// TestScalePathsOfEveryVersion: /scale maps the replicas path of every
-// version of the kind, each its own, and nil for a version without a
-// scale subresource, as kube-apiserver does for a CRD: ScaleHandler drops
-// the managed fields of a version it has no mapping for.
-func TestScalePathsOfEveryVersion(t *testing.T) {
-	own := schema.GroupVersion{Group: "g", Version: "v2"}
-	p := newScalePaths(&resource.ScaleInfo{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}, own, []*resource.Info{
-		{Group: "g", Version: "v1", Scale: &resource.ScaleInfo{SpecReplicasPath: ".spec.size", StatusReplicasPath: ".status.size"}},
-		{Group: "g", Version: "v2"},
-		{Group: "g", Version: "v3"},
-	})
-	want := map[string]fieldpath.Path{
-		"g/v1": fieldpath.MakePathOrDie("spec", "size"),
-		"g/v2": fieldpath.MakePathOrDie("spec", "replicas"),
-		"g/v3": nil,
-	}
-	if len(p.mappings) != len(want) {
-		t.Fatalf("mappings %v", p.mappings)
-	}
-	for gv, path := range want {
-		got, ok := p.mappings[gv]
-		if !ok || got.String() != path.String() || (path == nil) != (got == nil) {
-			t.Errorf("%s: %v (%t), want %v", gv, got, ok, path)
-		}
 	}
 }
