@@ -62,27 +62,3 @@ func (h *handler[O]) encodeCBORList(w io.Writer, items []O, enc storage.ListEnco
 	}
 	return lw.Close(&lm, apiVersion)
 }
-
-// frameAs is ev's watch frame in CBOR or protobuf: the producer's, when
-// it keeps one, or encoded here in the negotiated view.
-func (e *eventEncoder[O]) frameAs(ev *storage.Event[O]) ([]byte, error) {
-	f := wire.CBOR
-	if e.out.enc == encProtobuf {
-		f = wire.Protobuf
-	}
-	if e.out.target == asObject && ev.Encodings != nil {
-		if frame, err := ev.Encodings.Frame(f); err == nil {
-			return frame, nil
-		}
-	}
-	obj, err := e.object(ev)
-	if err != nil {
-		return nil, err
-	}
-	if f == wire.Protobuf {
-		e.buf = wire.AppendProtobufWatchFrame(e.buf[:0], string(ev.Type), obj)
-	} else {
-		e.buf = wire.AppendCBORWatchFrame(e.buf[:0], string(ev.Type), obj)
-	}
-	return e.buf, nil
-}
