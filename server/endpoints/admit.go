@@ -66,17 +66,17 @@ func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation
 	return &admission.Attributes{Attributes: rec, Stages: stages}
 }
 
-// deletion is a delete's KindStages: the kind's ValidateDelete hook on
+// deleteStages are a delete's KindStages: the kind's ValidateDelete hook on
 // the stored object.
-type deletion[O resource.Object] struct {
+type deleteStages[O resource.Object] struct {
 	h      *handler[O]
 	stored O
 }
 
-func (d deletion[O]) MutateHooks(context.Context) error { return nil }
-func (d deletion[O]) Prepare(context.Context) error     { return nil }
-func (d deletion[O]) Validate(context.Context) error    { return nil }
-func (d deletion[O]) ValidateHooks(ctx context.Context) error {
+func (d deleteStages[O]) MutateHooks(context.Context) error { return nil }
+func (d deleteStages[O]) Prepare(context.Context) error     { return nil }
+func (d deleteStages[O]) Validate(context.Context) error    { return nil }
+func (d deleteStages[O]) ValidateHooks(ctx context.Context) error {
 	return d.h.kind.ValidateDeleteHook(ctx, d.h.strategyRequest(ctx), d.stored)
 }
 
@@ -91,6 +91,6 @@ func (h *handler[O]) admitDelete(ctx context.Context, name, namespace string) er
 // validateDelete runs the chain's validating phase on the DELETE of
 // stored, the object as read, as kube-apiserver's store validates a delete.
 func (h *handler[O]) validateDelete(ctx context.Context, stored O) error {
-	a := h.attributesOf(ctx, k8sadmission.Delete, stored.GetName(), stored.GetNamespace(), nil, stored, deletion[O]{h: h, stored: stored})
+	a := h.attributesOf(ctx, k8sadmission.Delete, stored.GetName(), stored.GetNamespace(), nil, stored, deleteStages[O]{h: h, stored: stored})
 	return h.admission.Validate(ctx, a, nil)
 }

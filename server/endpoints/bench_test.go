@@ -110,10 +110,10 @@ func BenchmarkWatchFrame(b *testing.B) {
 		ev   *storage.Event[*widget]
 	}{{"pre-encoded", &pre}, {"encode", &raw}} {
 		b.Run(bc.name, func(b *testing.B) {
-			enc := &eventEncoder[*widget]{h: h}
+			enc := h.eventEncoder(output{})
 			b.ReportAllocs()
 			for b.Loop() {
-				frame, err := enc.frame(bc.ev)
+				frame, err := enc.Frame(bc.ev)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,7 +3,6 @@ package endpoints
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -27,7 +27,7 @@ const deleteCollectionPageSize = 10000
 // that removes its last finalizer deletes it. DeleteOptions come from the
 // body or, without one, the query; preconditions that do not hold are 409.
 // The propagation policy decides the garbage-collection finalizers first
-// (propagation.go). With ignoreStoreReadErrorWithClusterBreakingPotential it
+// (deletion.Propagation). With ignoreStoreReadErrorWithClusterBreakingPotential it
 // is the unsafe delete of an object that cannot be read (deleteCorrupt).
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
 	out, err := h.negotiate(r, oneObject)
@@ -42,10 +42,10 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
 		return err
 	}
-	if unsafeDelete(opts) {
+	if deletion.Unsafe(opts) {
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
-	obj, gone, err := h.deleteObject(r.Context(), h.key(rt), preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts))
+	obj, gone, err := h.deleteObject(r.Context(), h.key(rt), deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts))
 	if err != nil {
 		return storageStatus(err, h.gr, rt.name, verbOther)
 	}
@@ -77,14 +77,14 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	if err != nil {
 		return err
 	}
-	if unsafeDelete(opts) {
+	if deletion.Unsafe(opts) {
 		// The unsafe delete names one object: the one that cannot be read.
 		return invalidOptions("DeleteOptions", field.ErrorList{field.Invalid(
 			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
 			"is not allowed with DELETECOLLECTION, try again after removing the option")})
 	}
 	ctx := r.Context()
-	pre, dryRun, prop := preconditions(opts), len(opts.DryRun) > 0, propagationOf(opts)
+	pre, dryRun, prop := deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts)
 	setDryRun(ctx, dryRun)
 	paged := lr.opts.Limit > 0
 	if !paged {
@@ -119,10 +119,10 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has
-// finalizers once prop's are set (propagation.go). With dryRun it only
+// finalizers once prop's are set (deletion.Propagation). With dryRun it only
 // checks and returns what would be. gone says the object was (or, with
 // dryRun, would be) removed rather than marked.
-func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool, prop propagation) (obj O, gone bool, err error) {
+func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.Preconditions, dryRun bool, prop deletion.Propagation) (obj O, gone bool, err error) {
 	var zero O
 	current, err := h.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
@@ -144,15 +144,15 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 		}
 	}
 	store := h.storage(dryRun)
-	if _, changed := prop.finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
+	if _, changed := prop.Finalizers(current); !changed && len(current.GetFinalizers()) == 0 {
 		obj, err := store.Delete(ctx, key, pre)
 		return obj, err == nil, err
 	}
 	marked, err := store.GuaranteedUpdate(ctx, key, pre, func(cur O) (O, error) {
-		if !prop.apply(cur) {
+		if !prop.Apply(cur) {
 			return zero, errNoFinalizers
 		}
-		markDeleting(cur, time.Now())
+		deletion.Mark(cur, time.Now())
 		return cur, nil
 	})
 	if !errors.Is(err, errNoFinalizers) {
@@ -164,46 +164,21 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	return obj, err == nil, err
 }
 
-// precondition is kube-apiserver's first check of a delete's
-// preconditions, on the object read: 409 Conflict naming the kind, in
-// its words. A concurrent change after the read is caught by storage's
-// own check (storage.CheckPreconditions' words).
+// precondition is deletion.CheckPreconditions for this kind. The kind is
+// qualified only when there are preconditions: that costs a parse of the
+// storage version.
 func (h *handler[O]) precondition(pre *storage.Preconditions, current O) error {
 	if pre == nil {
 		return nil
 	}
 	// Upstream qualifies the kind by the group, in the resource's place.
 	qualified := schema.GroupResource{Group: h.def.StorageGroupVersion().Group, Resource: h.gvk.Kind}
-	switch {
-	case pre.UID != nil && *pre.UID != string(current.GetUID()):
-		return apierrors.NewConflict(qualified, current.GetName(), fmt.Errorf(
-			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, current.GetUID()))
-	case pre.ResourceVersion != nil && *pre.ResourceVersion != current.GetResourceVersion():
-		return apierrors.NewConflict(qualified, current.GetName(), fmt.Errorf(
-			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, current.GetResourceVersion()))
-	}
-	return nil
+	return deletion.CheckPreconditions(pre, current, qualified)
 }
 
 // errNoFinalizers stops marking an object whose finalizers were removed
 // since it was read; it is deleted instead.
 var errNoFinalizers = errors.New("endpoints: no finalizers")
-
-// markDeleting records that obj's deletion was requested, as
-// kube-apiserver does for objects with finalizers: deletionTimestamp now
-// (kept if already set), a grace period of 0 and, the first time, the next
-// generation.
-func markDeleting(obj metav1.Object, now time.Time) {
-	if obj.GetDeletionTimestamp() == nil {
-		if obj.GetGeneration() > 0 {
-			obj.SetGeneration(obj.GetGeneration() + 1)
-		}
-		ts := metav1.NewTime(now.Truncate(time.Second))
-		obj.SetDeletionTimestamp(&ts)
-	}
-	var zero int64
-	obj.SetDeletionGracePeriodSeconds(&zero)
-}
 
 // deleteOptions reads DeleteOptions from the request body, decoded
 // leniently (kind DeleteOptions of any version, or none), or from the query
@@ -229,17 +204,4 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 		return opts, err
 	}
 	return opts, validateDeleteOptions(&opts)
-}
-
-// preconditions are the storage form of opts.Preconditions.
-func preconditions(opts metav1.DeleteOptions) *storage.Preconditions {
-	if opts.Preconditions == nil || (opts.Preconditions.UID == nil && opts.Preconditions.ResourceVersion == nil) {
-		return nil
-	}
-	pre := &storage.Preconditions{ResourceVersion: opts.Preconditions.ResourceVersion}
-	if opts.Preconditions.UID != nil {
-		uid := string(*opts.Preconditions.UID)
-		pre.UID = &uid
-	}
-	return pre
 }

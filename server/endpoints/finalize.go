@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -26,11 +27,11 @@ func (h *handler[O]) ownFinalizersPending(obj O) bool {
 // finalize lifecycle that is not yet marked or still has its own
 // finalizers: the first time, deletionTimestamp is set, the kind marks it
 // (a Namespace becomes Terminating) and prop's garbage-collection
-// finalizer is set (propagation.go: foregroundDeletion for Foreground),
+// finalizer is set (deletion.Propagation: foregroundDeletion for Foreground),
 // as kube-apiserver's namespace storage does, unless the preconditions
 // fail; after that the object is answered as it is. With dryRun nothing
 // is stored.
-func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storage.Preconditions, current O, dryRun bool, prop propagation) (O, error) {
+func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storage.Preconditions, current O, dryRun bool, prop deletion.Propagation) (O, error) {
 	var zero O
 	if err := storage.CheckPreconditions(key, pre, current); err != nil {
 		return zero, err
@@ -44,7 +45,7 @@ func (h *handler[O]) markFinalizing(ctx context.Context, key string, pre *storag
 			obj.SetDeletionTimestamp(&now)
 		}
 		h.def.Finalize.MarkDeleting(obj)
-		prop.apply(obj) // whether metadata.finalizers remain does not matter here
+		prop.Apply(obj) // whether metadata.finalizers remain does not matter here
 	}
 	// As upstream, the mark is conditioned on the object read (its uid).
 	// pre may be shared by a deletecollection's objects: a copy.

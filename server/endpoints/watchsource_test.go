@@ -29,7 +29,7 @@ import (
 // The tests below serve watches from the watch cache, whose watchers can
 // be polled, through a ResponseWriter that can detach the body, and drive
 // the resulting detach.Source as a connection's writer does. Its bytes must be
-// exactly those the handler writes itself (streamHTTP) for the same watch.
+// exactly those the handler writes itself (watch.StreamHTTP) for the same watch.
 
 // sourceEnv is a handler over a watch cache on a real etcd.
 type sourceEnv struct {

@@ -2,7 +2,7 @@
 // kube-apiserver, run inside the server (a controllers.Controller): it
 // deletes objects whose owners (metadata.ownerReferences) are all gone,
 // and carries out the propagation policy a DELETE asked for through the
-// finalizers the server set (server/endpoints/propagation.go):
+// finalizers the server set (server/endpoints/deletion/propagation.go):
 //
 //   - Background: once an owner is gone, its dependents are deleted (each
 //     with the policy its own finalizers ask for, so chains unwind).

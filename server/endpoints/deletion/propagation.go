@@ -1,4 +1,4 @@
-package endpoints
+package deletion
 
 import (
 	"slices"
@@ -28,23 +28,23 @@ import (
 // with Background removes both finalizers, which deletes the object if no
 // other finalizer is left). The two finalizers are never both set.
 
-// propagation is what a DeleteOptions says about dependents: its
+// Propagation is what a DeleteOptions says about dependents: its
 // deprecated orphanDependents and its propagationPolicy, validated
 // (never both set, a known policy) before it is read.
-type propagation struct {
+type Propagation struct {
 	orphan *bool
 	policy *metav1.DeletionPropagation
 }
 
-// propagationOf is opts' propagation.
-func propagationOf(opts metav1.DeleteOptions) propagation {
+// PropagationOf is opts' propagation.
+func PropagationOf(opts metav1.DeleteOptions) Propagation {
 	//nolint:staticcheck // SA1019: the deprecated field is still served, as upstream serves it
-	return propagation{orphan: opts.OrphanDependents, policy: opts.PropagationPolicy}
+	return Propagation{orphan: opts.OrphanDependents, policy: opts.PropagationPolicy}
 }
 
 // orphans reports whether dependents of obj are to be orphaned: the
 // request decides when it says, else the finalizers obj has.
-func (p propagation) orphans(obj metav1.Object) bool {
+func (p Propagation) orphans(obj metav1.Object) bool {
 	switch {
 	case p.orphan != nil:
 		return *p.orphan
@@ -64,7 +64,7 @@ func (p propagation) orphans(obj metav1.Object) bool {
 
 // foreground reports whether dependents of obj are to be deleted before
 // it: the request decides when it says, else the finalizers obj has.
-func (p propagation) foreground(obj metav1.Object) bool {
+func (p Propagation) foreground(obj metav1.Object) bool {
 	switch {
 	case p.orphan != nil:
 		return false
@@ -82,10 +82,10 @@ func (p propagation) foreground(obj metav1.Object) bool {
 	return false
 }
 
-// finalizers returns the finalizers obj is to have once deleted with p:
+// Finalizers returns the finalizers obj is to have once deleted with p:
 // its own without the two garbage-collection finalizers, then the one p
 // asks for; changed reports whether that is another set than obj's.
-func (p propagation) finalizers(obj metav1.Object) (_ []string, changed bool) {
+func (p Propagation) Finalizers(obj metav1.Object) (_ []string, changed bool) {
 	have := obj.GetFinalizers()
 	want := make([]string, 0, len(have)+1)
 	for _, f := range have {
@@ -118,11 +118,11 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-// apply sets obj's finalizers to those deleting it with p
+// Apply sets obj's finalizers to those deleting it with p
 // leaves and reports whether any remain, i.e. whether obj is only marked
 // as deleting rather than deleted. obj must be the caller's copy.
-func (p propagation) apply(obj metav1.Object) (pending bool) {
-	fins, changed := p.finalizers(obj)
+func (p Propagation) Apply(obj metav1.Object) (pending bool) {
+	fins, changed := p.Finalizers(obj)
 	if changed {
 		obj.SetFinalizers(fins)
 	}

@@ -1,14 +1,14 @@
-package endpoints
+package watch
 
 import (
 	"context"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"golang.org/x/net/websocket"
 
-	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -20,19 +20,19 @@ const maxClientMessage = 4 << 10
 // connectionUpgrade matches a Connection header that asks for an upgrade.
 var connectionUpgrade = regexp.MustCompile(`(?i)(^|[,\s])upgrade($|[,\s])`)
 
-// isWebSocket reports whether r asks to upgrade to a WebSocket, as
+// IsWebSocket reports whether r asks to upgrade to a WebSocket, as
 // kube-apiserver decides it (wsstream.IsWebSocketRequest).
-func isWebSocket(r *http.Request) bool {
+func IsWebSocket(r *http.Request) bool {
 	return connectionUpgrade.MatchString(r.Header.Get("Connection")) &&
 		strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// serveWebSocket serves a watch over a WebSocket: one text message per
-// event, the same bytes as a frame of the HTTP stream. Like kube-apiserver's
-// HandleWS it requires an Origin header (x/net/websocket's handshake check)
-// and ignores anything the client sends; the client closing the socket ends
-// the watch.
-func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher *storage.Blocking[O], enc *eventEncoder[O]) {
+// ServeWebSocket serves a watch over a WebSocket: one text message per
+// event, the same bytes as a frame of the HTTP stream, each written within
+// writeTimeout (none if 0). Like kube-apiserver's HandleWS it requires an
+// Origin header (x/net/websocket's handshake check) and ignores anything
+// the client sends; the client closing the socket ends the watch.
+func ServeWebSocket[O resource.Object, V View[O]](ctx context.Context, w http.ResponseWriter, r *http.Request, watcher *storage.Blocking[O], enc *Encoder[O, V], writeTimeout time.Duration) {
 	websocket.Handler(func(ws *websocket.Conn) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -53,19 +53,19 @@ func serveWebSocket[O resource.Object](ctx context.Context, w http.ResponseWrite
 		// One Write is one message: text for JSON frames, binary for
 		// CBOR and protobuf, as kube-apiserver sends them.
 		ws.PayloadType = websocket.TextFrame
-		if enc.out.Encoding != encJSON {
+		if enc.form.Format != JSON {
 			ws.PayloadType = websocket.BinaryFrame
 		}
 		send := func(frame []byte) error {
-			if enc.out.Encoding == encProtobuf {
+			if enc.form.Format == Protobuf {
 				frame = frame[4:] // a message is one event: no length prefix
 			}
 			_, err := ws.Write(frame)
 			return err
 		}
-		deadline := writeDeadline(enc.h.limits.WatchWriteTimeout, ws.SetWriteDeadline)
+		deadline := writeDeadline(writeTimeout, ws.SetWriteDeadline)
 		if err := enc.pump(ctx, watcher, deadline, send, func() error { return nil }); err != nil {
-			responsewriters.StreamFailed(r, "websocket watch", err)
+			streamFailed(r, "websocket watch", err)
 		}
 	}).ServeHTTP(w, r)
 }

@@ -1,4 +1,4 @@
-package endpoints
+package watch
 
 import (
 	"context"
@@ -12,25 +12,25 @@ import (
 	"github.com/apiloom/apiloom/server/storage"
 )
 
-// maxIdleBatch is the most events' room a watchSource keeps while its watch
+// maxIdleBatch is the most events' room a Source keeps while its watch
 // is idle: a watch that once caught up in a large batch (initial events
 // come 1024 at a time) does not hold that batch's buffer for an hour.
 const maxIdleBatch = 16
 
-// watchSource is a watch's body as an detach.Source: the connection's writer
+// Source is a watch's body as a detach.Source: the connection's writer
 // pulls the frames when the stream may send, and no goroutine waits for
-// the watch's events meanwhile. Its frames are the bytes pump writes for
-// the same events, including the final ERROR event, so a client cannot
+// the watch's events meanwhile. Its frames are the bytes StreamHTTP writes
+// for the same events, including the final ERROR event, so a client cannot
 // tell which of the two served it.
 //
 // The connection never calls Append and Close at the same time; the
 // fields below are used by whichever is running.
-type watchSource[O resource.Object] struct {
+type Source[O resource.Object, V View[O]] struct {
 	path    string          // for the log; the request itself is not kept
 	ctx     context.Context // the stream's (detach.StreamContext)
 	timeout time.Duration
 	watcher storage.Watcher[O]
-	enc     eventEncoder[O]
+	enc     Encoder[O, V]
 
 	wake func()
 	// timer sets timedOut and wakes the stream once the timeout passes: a
@@ -52,20 +52,20 @@ type watchSource[O resource.Object] struct {
 	ending bool
 }
 
-var _ detach.Source = (*watchSource[resource.Object])(nil)
+var _ detach.Source = (*Source[resource.Object, View[resource.Object]])(nil)
 
-// newWatchSource returns the source of a watch whose context is ctx (the
-// stream's) that ends after timeout. The source owns the watcher from now
-// on: Close stops it.
-func newWatchSource[O resource.Object](r *http.Request, ctx context.Context, timeout time.Duration,
-	watcher storage.Watcher[O], enc eventEncoder[O]) *watchSource[O] {
-	return &watchSource[O]{path: r.URL.Path, ctx: ctx, timeout: timeout, watcher: watcher, enc: enc}
+// NewSource returns the source of a watch whose context is ctx (the
+// stream's, detach.StreamContext) that ends after timeout. The source owns
+// the watcher from now on: Close stops it.
+func NewSource[O resource.Object, V View[O]](r *http.Request, ctx context.Context, timeout time.Duration,
+	watcher storage.Watcher[O], enc Encoder[O, V]) *Source[O, V] {
+	return &Source[O, V]{path: r.URL.Path, ctx: ctx, timeout: timeout, watcher: watcher, enc: enc}
 }
 
 // Start implements detach.Source. The timeout wakes the stream, which
 // then ends; so does the end of ctx, which the connection wakes the stream
 // for (detach.Detacher).
-func (s *watchSource[O]) Start(wake func()) {
+func (s *Source[O, V]) Start(wake func()) {
 	s.wake = wake
 	s.timer = time.AfterFunc(s.timeout, func() {
 		s.timedOut.Store(true)
@@ -77,7 +77,7 @@ func (s *watchSource[O]) Start(wake func()) {
 // splitting the last one if it does not fit, and polls the watcher for
 // more while there is room. When the watcher has nothing, it asks to be
 // woken (NotifyOnce) and returns what it has, possibly nothing.
-func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
+func (s *Source[O, V]) Append(dst []byte, limit int) ([]byte, bool) {
 	room := max(limit, 0)
 	for {
 		if len(s.rest) > 0 {
@@ -94,7 +94,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 		case room <= 0:
 			return dst, false
 		case s.next < len(s.events):
-			frame, err := s.enc.frame(&s.events[s.next])
+			frame, err := s.enc.Frame(&s.events[s.next])
 			s.events[s.next] = storage.Event[O]{} // let the object go
 			s.next++
 			if err != nil {
@@ -121,7 +121,7 @@ func (s *watchSource[O]) Append(dst []byte, limit int) ([]byte, bool) {
 
 // poll refills events from the watcher and reports whether it found
 // anything to send: events, or the error that ends the stream.
-func (s *watchSource[O]) poll() bool {
+func (s *Source[O, V]) poll() bool {
 	events, err := s.watcher.Poll(s.ctx, s.events[:0])
 	s.events, s.next, s.err = events, 0, err
 	if len(events) == 0 && cap(events) > maxIdleBatch {
@@ -131,7 +131,7 @@ func (s *watchSource[O]) poll() bool {
 }
 
 // Close implements detach.Source: it stops the watch and its timeout.
-func (s *watchSource[O]) Close() {
+func (s *Source[O, V]) Close() {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
