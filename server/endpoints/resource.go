@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -86,7 +87,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
 	withPrinter(cols, def.Printer)
-	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
+	meta, err := patch.Meta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}

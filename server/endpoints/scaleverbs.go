@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -128,9 +129,9 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 	if err != nil {
 		return err
 	}
-	var p parsedPatch
+	var p patch.Parsed
 	if mt != mediaApplyPatch {
-		if p, err = parsePatch(mt, body, opts); err != nil {
+		if p, err = patch.Parse(mt, body, opts.strict()); err != nil {
 			return err
 		}
 	}
@@ -165,32 +166,32 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 
 // patchScaleObject applies a JSON or merge patch to old and decodes the
 // result, with the 422 and the strict-field rules of any patch (applyPatch).
-func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
 	doc, err := json.Marshal(old)
 	if err != nil {
 		return nil, nil, err
 	}
 	var patched []byte
-	if p.json != nil {
-		if patched, err = p.json.Apply(doc); err != nil {
+	if p.JSON != nil {
+		if patched, err = p.JSON.Apply(doc); err != nil {
 			return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
-	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
+	} else if patched, err = jsonpatch.MergePatch(doc, p.Merge); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 	}
 	scale := &autoscalingv1.Scale{}
 	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, scale)
 	if err != nil {
-		return nil, nil, patchInvalid(patched, err)
+		return nil, nil, patch.Invalid(patched, err)
 	}
 	if gvk := scale.GroupVersionKind(); gvk != scaleGVK {
-		return nil, nil, patchInvalid(patched, scaleKindError(gvk))
+		return nil, nil, patch.Invalid(patched, scaleKindError(gvk))
 	}
-	strict = append(append([]error(nil), p.strict...), strict...)
+	strict = append(append([]error(nil), p.Strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
 		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return nil, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+			return nil, nil, patch.Invalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
 			warnings = append(warnings, e.Error())
