@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
@@ -90,7 +90,7 @@ func bodyJSON(r *http.Request, body []byte, strict bool, f formats) ([]byte, err
 	case mt == mediaCBOR && f.cbor:
 		data, err := wire.CBORToJSON(body)
 		if err != nil {
-			return nil, unrecognizedBody(err)
+			return nil, request.UnrecognizedBody(err)
 		}
 		return data, nil
 	default:
@@ -110,23 +110,17 @@ func (f formats) unsupported() error {
 	return unsupportedMediaType(accepted...)
 }
 
-// unrecognizedBody is the 400 for a CBOR or protobuf body that does not
-// decode.
-func unrecognizedBody(err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
-}
-
 // formats are the syntaxes this resource reads and writes.
 func (h *handler[O]) formats() formats { return h.fmts }
 
 // readWrite reads what a create or an update starts from, failing before
 // anything is stored: the response form, the write options (parsed by
 // parse) and the object in the body.
-func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (writeOptions, error)) (output, writeOptions, decoded[O], error) {
+func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (request.WriteOptions, error)) (output, request.WriteOptions, decoded[O], error) {
 	var in decoded[O]
 	out, err := h.negotiate(r, oneObject)
 	if err != nil {
-		return out, writeOptions{}, in, err
+		return out, request.WriteOptions{}, in, err
 	}
 	opts, err := parse(r.URL.Query())
 	if err != nil {
@@ -156,14 +150,14 @@ type decoded[O runtime.Object] struct {
 // is also decoded into its form (decodeForm), and a JSON object that does
 // not decode into the Go type is answered only once the schema had its
 // say (prepareCreate, prepareUpdate).
-func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
+func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts request.WriteOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.formats())
+	data, err := bodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, h.formats())
 	if err != nil {
 		return out, err
 	}
 	obj := h.def.New()
-	strictErrs, err := wire.Decoder{Strict: opts.strict()}.Decode(data, obj)
+	strictErrs, err := wire.Decoder{Strict: opts.Strict()}.Decode(data, obj)
 	if err != nil {
 		err = h.decodeError(data, err)
 	}
@@ -171,7 +165,7 @@ func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOption
 		return out, err
 	}
 	if len(strictErrs) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
+		if opts.FieldValidation == metav1.FieldValidationStrict {
 			return out, h.decodeError(data, runtime.NewStrictDecodingError(strictErrs))
 		}
 		for _, e := range strictErrs {
@@ -215,30 +209,11 @@ func (h *handler[O]) decodeError(data []byte, err error) error {
 		}
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, h.gvk.Kind, err))
 	}
-	return UnrecognizedObject(h.gvk.Kind, data, err)
+	return request.UnrecognizedObject(h.gvk.Kind, data, err)
 }
 
 // UnrecognizedObject is kube-apiserver's 400 for a body of no known kind
-// that does not decode as a kind: it quotes the body's start.
+// that does not decode as a kind (request.UnrecognizedObject).
 func UnrecognizedObject(kind string, data []byte, err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(data, 30)))
-}
-
-// summarize quotes the start of data for an error message: as text when it
-// looks like a JSON object, in hex otherwise.
-func summarize(data []byte, n int) string {
-	switch {
-	case len(data) == 0:
-		return "<empty>"
-	case data[0] == '{':
-		if len(data) > n {
-			return string(data[:n]) + " ..."
-		}
-		return string(data)
-	default:
-		if len(data) > n {
-			return hex.EncodeToString(data[:n]) + " ..."
-		}
-		return hex.EncodeToString(data)
-	}
+	return request.UnrecognizedObject(kind, data, err)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -115,7 +116,7 @@ func negotiate(r *http.Request, a answer, f formats) (output, error) {
 	case out.target == asPartialList && a != objectList:
 		return out, notAcceptableView("you requested PartialObjectMetadataList, but the requested object is not a list")
 	case out.target == asTable:
-		out.table, err = tableOptions(r.URL.Query())
+		out.table, err = request.TableOptions(r.URL.Query())
 	}
 	return out, err
 }

@@ -9,12 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kube-openapi/pkg/common"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -41,19 +41,17 @@ func NewSchemas(defs common.GetOpenAPIDefinitions) *Schemas { return patch.NewSc
 // have replace semantics.
 func WithSchemas(s *Schemas) Option { return func(c *handlerConfig) { c.schemas = s } }
 
-func patchType(mt string) types.PatchType { return types.PatchType(mt) }
-
 // readPatch reads what every PATCH starts with, in kube-apiserver's order:
 // the body's media type (415 unless one of accepted), the answer's, the
 // options, then the body. An apply body must be YAML or JSON (400
 // otherwise), which kube-apiserver checks before anything else.
-func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts writeOptions, body []byte, err error) {
+func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts request.WriteOptions, body []byte, err error) {
 	mt, _, err = mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if h.limits.CBOR && slices.Contains(accepted, mediaApplyPatch) {
 		accepted = append(slices.Clip(accepted), mediaApplyCBOR)
 	}
 	if err != nil || !slices.Contains(accepted, mt) {
-		return "", output{}, writeOptions{}, nil, unsupportedMediaType(accepted...)
+		return "", output{}, request.WriteOptions{}, nil, unsupportedMediaType(accepted...)
 	}
 	cborApply := mt == mediaApplyCBOR
 	if cborApply {
@@ -61,24 +59,24 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 		mt = mediaApplyPatch
 	}
 	if out, err = h.negotiate(r, oneObject); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
-	if opts, err = parsePatchOptions(r.URL.Query(), mt); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+	if opts, err = request.ParsePatchOptions(r.URL.Query(), mt); err != nil {
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
 	if body, err = h.readBody(w, r); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
 	if cborApply {
 		if body, err = wire.CBORToJSON(body); err != nil {
-			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
 	}
 	if mt == mediaApplyPatch {
 		// kube-apiserver converts the body to JSON (for its audit log)
 		// first; a body that is neither YAML nor JSON fails there.
 		if _, err := utilyaml.ToJSON(body); err != nil {
-			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 		}
 	}
 	return mt, out, opts, body, nil
@@ -98,14 +96,14 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if mt == mediaApplyPatch {
 		return h.apply(w, r, rt, out, opts, body)
 	}
-	p, err := patch.Parse(mt, body, opts.strict())
+	p, err := patch.Parse(mt, body, opts.Strict())
 	if err != nil {
 		return err
 	}
 	var warnings []string
-	manager := managerName(opts.fieldManager, r.UserAgent())
+	manager := managerName(opts.FieldManager, r.UserAgent())
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
-		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 			var zero O
 			obj, f, ws, err := h.applyPatch(p, current, opts)
 			if err != nil {
@@ -132,7 +130,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 // into the Go type is a 422 Invalid on the field "patch", as
 // kube-apiserver answers for built-in types, unless the schema refuses it
 // first.
-func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts writeOptions) (O, *form, []string, error) {
+func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts request.WriteOptions) (O, *form, []string, error) {
 	var zero O
 	if p.Strategic != nil {
 		return h.strategicPatch(p.Strategic, current, opts)
@@ -147,7 +145,7 @@ func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts writeOptions) (O
 	}
 
 	obj := h.def.New()
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, obj)
+	strict, err := wire.Decoder{Strict: opts.Strict()}.Decode(patched, obj)
 	if err != nil {
 		err = patch.Invalid(patched, err)
 	}
@@ -158,7 +156,7 @@ func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts writeOptions) (O
 	strict = append(append([]error(nil), p.Strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
+		if opts.FieldValidation == metav1.FieldValidationStrict {
 			return zero, nil, nil, patch.Invalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {

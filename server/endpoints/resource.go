@@ -16,6 +16,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -173,7 +174,7 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 	case rt.name != "":
 		switch method {
 		case http.MethodGet:
-			if queryBool(r.URL.Query(), "watch") {
+			if request.QueryBool(r.URL.Query(), "watch") {
 				return h.listOrWatch(w, r, rt)
 			}
 			return h.get(w, r, rt)

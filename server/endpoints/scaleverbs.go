@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -63,7 +64,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
-	opts, err := parseUpdateOptions(r.URL.Query())
+	opts, err := request.ParseUpdateOptions(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -78,8 +79,8 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err := h.checkName(in, rt); err != nil {
 		return err
 	}
-	manager := managerName(opts.fieldManager, r.UserAgent())
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+	manager := managerName(opts.FieldManager, r.UserAgent())
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
 		old, content, sh, err := h.currentScale(current)
 		if err != nil {
@@ -97,8 +98,8 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 // decodeScale decodes a PUT body into a Scale, with fieldValidation's
 // rules for unknown and duplicate fields (warnings, or under Strict the
 // 400 every undecodable body gets, errScaleBody).
-func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, formats{})
+func decodeScale(r *http.Request, body []byte, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
+	data, err := bodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, formats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err
@@ -106,8 +107,8 @@ func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv
 		return nil, nil, errScaleBody
 	}
 	scale := &autoscalingv1.Scale{}
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(data, scale)
-	if err != nil || len(strict) > 0 && opts.fieldValidation == metav1.FieldValidationStrict {
+	strict, err := wire.Decoder{Strict: opts.Strict()}.Decode(data, scale)
+	if err != nil || len(strict) > 0 && opts.FieldValidation == metav1.FieldValidationStrict {
 		return nil, nil, errScaleBody
 	}
 	if gvk := scale.GroupVersionKind(); gvk.Kind != "" && gvk.Kind != scaleGVK.Kind || !gvk.GroupVersion().Empty() && gvk.GroupVersion() != scaleGVK.GroupVersion() {
@@ -131,13 +132,13 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 	}
 	var p patch.Parsed
 	if mt != mediaApplyPatch {
-		if p, err = patch.Parse(mt, body, opts.strict()); err != nil {
+		if p, err = patch.Parse(mt, body, opts.Strict()); err != nil {
 			return err
 		}
 	}
-	manager := managerName(opts.fieldManager, r.UserAgent())
+	manager := managerName(opts.FieldManager, r.UserAgent())
 	var warnings []string
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
 		old, content, sh, err := h.currentScale(current)
 		if err != nil {
@@ -166,7 +167,7 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 
 // patchScaleObject applies a JSON or merge patch to old and decodes the
 // result, with the 422 and the strict-field rules of any patch (applyPatch).
-func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
 	doc, err := json.Marshal(old)
 	if err != nil {
 		return nil, nil, err
@@ -180,7 +181,7 @@ func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts writeOption
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 	}
 	scale := &autoscalingv1.Scale{}
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, scale)
+	strict, err := wire.Decoder{Strict: opts.Strict()}.Decode(patched, scale)
 	if err != nil {
 		return nil, nil, patch.Invalid(patched, err)
 	}
@@ -190,7 +191,7 @@ func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts writeOption
 	strict = append(append([]error(nil), p.Strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
+		if opts.FieldValidation == metav1.FieldValidationStrict {
 			return nil, nil, patch.Invalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
@@ -202,19 +203,19 @@ func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts writeOption
 
 // applyScale merges an applied Scale configuration into old with the
 // scale field manager, as an apply to the object merges (apply.go).
-func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
 	patch := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := utilyaml.Unmarshal(body, &patch.Object); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
-	merged, err := h.managed.scale.Apply(old, patch, opts.fieldManager, opts.force)
+	merged, err := h.managed.scale.Apply(old, patch, opts.FieldManager, opts.Force)
 	if err != nil {
 		return nil, nil, applyError(err)
 	}
 	var warnings []string
-	if opts.fieldValidation != metav1.FieldValidationIgnore {
+	if opts.FieldValidation != metav1.FieldValidationIgnore {
 		if err := utilyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
-			if opts.fieldValidation == metav1.FieldValidationStrict {
+			if opts.FieldValidation == metav1.FieldValidationStrict {
 				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 			}
 			warnings = yamlWarnings(err.Error())

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 )
 
 // strategicPatch applies a strategic merge patch to current, as
@@ -22,7 +23,7 @@ import (
 // lost on the way to the typed object (here, storage and responses set
 // the resource's own). The library mutates both maps, so every attempt of
 // a retried update decodes the patch anew.
-func (h *handler[O]) strategicPatch(body []byte, current O, opts writeOptions) (O, *form, []string, error) {
+func (h *handler[O]) strategicPatch(body []byte, current O, opts request.WriteOptions) (O, *form, []string, error) {
 	var zero O
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
 	if err != nil {
@@ -30,7 +31,7 @@ func (h *handler[O]) strategicPatch(body []byte, current O, opts writeOptions) (
 	}
 	original["apiVersion"], original["kind"] = h.gvk.ToAPIVersionAndKind()
 
-	patchMap, strict, err := patch.DecodeStrategic(body, opts.strict())
+	patchMap, strict, err := patch.DecodeStrategic(body, opts.Strict())
 	if err != nil {
 		return zero, nil, nil, err
 	}
@@ -41,7 +42,7 @@ func (h *handler[O]) strategicPatch(body []byte, current O, opts writeOptions) (
 
 	obj := h.def.New()
 	var typedErr error
-	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, opts.strict())
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patched, obj, opts.Strict())
 	if err != nil {
 		serr, ok := runtime.AsStrictDecodingError(err)
 		if !ok {
@@ -59,7 +60,7 @@ func (h *handler[O]) strategicPatch(body []byte, current O, opts writeOptions) (
 	}
 	var warnings []string
 	if len(strict) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
+		if opts.FieldValidation == metav1.FieldValidationStrict {
 			return zero, nil, nil, patch.StrategicInvalid(patchMap, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {

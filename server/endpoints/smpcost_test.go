@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -67,7 +68,7 @@ func BenchmarkStrategicPatchAtLimit(b *testing.B) {
 		}
 		return t
 	}
-	opts := newWriteOptions(nil, "", "")
+	opts := request.WriteOptions{FieldValidation: metav1.FieldValidationWarn}
 	for _, bc := range []struct {
 		name  string
 		spec  rigSpec
@@ -101,11 +102,11 @@ func BenchmarkPatchApply(b *testing.B) {
 	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
 		b.Fatal(err)
 	}
-	opts := newWriteOptions(nil, "", "")
+	opts := request.WriteOptions{FieldValidation: metav1.FieldValidationWarn}
 	body := []byte(`{"metadata":{"labels":{"b":"2"}},"spec":{"size":3,"params":{"q":"2"}}}`)
 	for _, mt := range []string{mediaMergePatch, patch.MediaStrategicMergePatch} {
 		b.Run(mt[len("application/"):], func(b *testing.B) {
-			p, err := patch.Parse(mt, body, opts.strict())
+			p, err := patch.Parse(mt, body, opts.Strict())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -36,7 +37,7 @@ func FuzzStrategicPatch(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, patch []byte, fieldValidation string) {
-		opts, err := parsePatchOptions(url.Values{"fieldValidation": {fieldValidation}}, smpType)
+		opts, err := request.ParsePatchOptions(url.Values{"fieldValidation": {fieldValidation}}, smpType)
 		if err != nil {
 			return
 		}

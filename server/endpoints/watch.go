@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -42,7 +43,7 @@ func watchTimeout(seconds *int64) time.Duration {
 // is handed to the connection as a watchSource and the handler returns:
 // an idle watch then holds no goroutine. Otherwise the handler's goroutine
 // pumps the events, blocking in a storage.Blocking over the same watcher.
-func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
+func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
 	ws := isWebSocket(r)
 	var detacher detach.Detacher
 	if !ws {
@@ -51,7 +52,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		}
 	}
 
-	timeout := watchTimeout(lr.timeoutSeconds)
+	timeout := watchTimeout(lr.TimeoutSeconds)
 	if timeout <= 0 {
 		// Over before it began: kube-apiserver answers an empty stream.
 		w.Header().Set("Content-Type", out.streamContentType())
@@ -64,7 +65,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		// timeout: the stream's, without the request's values (detach),
 		// and its timeout is the source's timer.
 		ctx := detach.StreamContext(r.Context())
-		watcher, err := h.store.Watch(ctx, lr.opts)
+		watcher, err := h.store.Watch(ctx, lr.Options)
 		if err != nil {
 			return storageStatus(err, h.gr, "", verbWatch)
 		}
@@ -76,7 +77,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	watcher, err := h.store.Watch(ctx, lr.opts)
+	watcher, err := h.store.Watch(ctx, lr.Options)
 	if err != nil {
 		return storageStatus(err, h.gr, "", verbWatch)
 	}
