@@ -1,15 +1,11 @@
 package endpoints
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"mime"
 	"net/http"
 	"net/url"
 
-	jsoniter "github.com/json-iterator/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,25 +17,9 @@ import (
 )
 
 // readBody reads the request body, at most the resource's
-// MaxRequestBodyBytes of it. A larger body is a *http.MaxBytesError, which
-// toStatus turns into 413.
+// MaxRequestBodyBytes of it (request.ReadBody).
 func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	limit := h.limits.MaxRequestBodyBytes
-	if limit <= 0 {
-		limit = math.MaxInt64
-	}
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, err
-		}
-		return nil, apierrors.NewBadRequest("cannot read request body: " + err.Error())
-	}
-	return body, nil
+	return request.ReadBody(w, r, h.limits.MaxRequestBodyBytes)
 }
 
 // formats are the syntaxes a resource reads and writes besides JSON and
@@ -159,57 +139,24 @@ func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts request.Wri
 	obj := h.def.New()
 	strictErrs, err := wire.Decoder{Strict: opts.Strict()}.Decode(data, obj)
 	if err != nil {
-		err = h.decodeError(data, err)
+		err = request.DecodeError(h.gvk, data, err)
 	}
 	if obj, out.form, err = h.decodeForm(h.jsonContent(data), obj, err); err != nil {
 		return out, err
 	}
 	if len(strictErrs) > 0 {
 		if opts.FieldValidation == metav1.FieldValidationStrict {
-			return out, h.decodeError(data, runtime.NewStrictDecodingError(strictErrs))
+			return out, request.DecodeError(h.gvk, data, runtime.NewStrictDecodingError(strictErrs))
 		}
 		for _, e := range strictErrs {
 			out.warnings = append(out.warnings, e.Error())
 		}
 	}
-	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+	if err := request.CheckKind(obj.GetObjectKind().GroupVersionKind(), h.gvk); err != nil {
 		return out, err
 	}
 	out.obj = obj
 	return out, nil
-}
-
-// checkKind rejects a body that names another kind or group/version.
-// Missing parts default to the resource's, as upstream.
-func (h *handler[O]) checkKind(gvk schema.GroupVersionKind) error {
-	if gvk.Kind != "" && gvk.Kind != h.gvk.Kind {
-		version := gvk.Version
-		if version == "" {
-			version = h.gvk.Version
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind (%s)",
-			gvk.Kind, version, h.gvk.Kind, gvk.Kind, h.gvk.Kind))
-	}
-	if gv := gvk.GroupVersion(); !gv.Empty() && gv != h.gvk.GroupVersion() {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gv, h.gvk.GroupVersion()))
-	}
-	return nil
-}
-
-// decodeError is the 400 for a body that does not decode, worded as
-// kube-apiserver words it: naming the kind the body claims, or quoting the
-// start of the body when it claims none.
-func (h *handler[O]) decodeError(data []byte, err error) error {
-	var tm metav1.TypeMeta
-	_ = jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(data, &tm) // best effort
-	if tm.Kind != "" {
-		version := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind).Version
-		if version == "" {
-			version = h.gvk.Version
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, h.gvk.Kind, err))
-	}
-	return request.UnrecognizedObject(h.gvk.Kind, data, err)
 }
 
 // UnrecognizedObject is kube-apiserver's 400 for a body of no known kind

@@ -163,7 +163,7 @@ func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts request.WriteOpt
 			warnings = append(warnings, e.Error())
 		}
 	}
-	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+	if err := request.CheckKind(obj.GetObjectKind().GroupVersionKind(), h.gvk); err != nil {
 		return zero, nil, nil, err
 	}
 	return obj, f, warnings, nil
