@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -38,11 +39,11 @@ import (
 // wrong type, is a 500 without a reason, exactly as upstream. fieldValidation
 // decides only about duplicate fields (Strict: 400; Warn, the default:
 // warnings); unknown fields never merge.
-func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out output, opts writeOptions, body []byte) error {
+func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out output, opts request.WriteOptions, body []byte) error {
 	a := &applier[O]{fm: h.managed.For(managedSubresource(rt)), body: body, opts: opts}
 	ctx := r.Context()
 	for {
-		result, err := h.guaranteedUpdate(ctx, rt, opts.dryRun, func(current O) (O, error) {
+		result, err := h.guaranteedUpdate(ctx, rt, opts.DryRun, func(current O) (O, error) {
 			var zero O
 			obj, err := a.applyTo(current)
 			if err != nil {
@@ -105,7 +106,7 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 	if err := h.prepareCreate(ctx, obj, f, rt.namespace, time.Now()); err != nil {
 		return zero, err
 	}
-	return h.storage(a.opts.dryRun).Create(ctx, h.key(rt), obj)
+	return h.storage(a.opts.DryRun).Create(ctx, h.key(rt), obj)
 }
 
 // applier is one apply request: a manager's configuration, merged into
@@ -113,7 +114,7 @@ func (h *handler[O]) applyCreate(ctx context.Context, rt route, a *applier[O]) (
 type applier[O resource.Object] struct {
 	fm   *managedfields.FieldManager
 	body []byte
-	opts writeOptions
+	opts request.WriteOptions
 	// config is the configuration as the last attempt decoded it, what
 	// the request wrote (applyForm).
 	config map[string]any
@@ -131,15 +132,15 @@ func (a *applier[O]) applyTo(current O) (O, error) {
 	if err := utilyaml.Unmarshal(a.body, &patch.Object); err != nil {
 		return zero, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
-	merged, err := a.fm.Apply(current, patch, a.opts.fieldManager, a.opts.force)
+	merged, err := a.fm.Apply(current, patch, a.opts.FieldManager, a.opts.Force)
 	if err != nil {
 		return zero, applyError(err)
 	}
 	a.config = patch.Object
 	a.warnings = nil
-	if a.opts.fieldValidation != metav1.FieldValidationIgnore {
+	if a.opts.FieldValidation != metav1.FieldValidationIgnore {
 		if err := utilyaml.UnmarshalStrict(a.body, &map[string]any{}); err != nil {
-			if a.opts.fieldValidation == metav1.FieldValidationStrict {
+			if a.opts.FieldValidation == metav1.FieldValidationStrict {
 				return zero, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 			}
 			a.warnings = yamlWarnings(err.Error())

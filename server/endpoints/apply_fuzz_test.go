@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
@@ -53,7 +54,7 @@ func FuzzApplyBody(f *testing.F) {
 	}
 	h := NewResource(storagetest.Definition(), nil, WithTypeConverter(testTypeConverter(f))).(*handler[*widget])
 	rt := route{namespace: "ns", name: "w"}
-	seed := &applier[*widget]{fm: h.managed.For(""), body: []byte(widgetYAML("w", "spec: {size: 1, color: red}")), opts: writeOptions{fieldManager: "owner"}}
+	seed := &applier[*widget]{fm: h.managed.For(""), body: []byte(widgetYAML("w", "spec: {size: 1, color: red}")), opts: request.WriteOptions{FieldManager: "owner"}}
 	stored, err := seed.applyTo(h.newObject())
 	if err != nil {
 		f.Fatal(err)
@@ -61,12 +62,12 @@ func FuzzApplyBody(f *testing.F) {
 	stored.Namespace, stored.UID, stored.ResourceVersion = "ns", "uid-1", "5"
 
 	f.Fuzz(func(t *testing.T, body []byte, fieldValidation string, force bool) {
-		opts, err := parsePatchOptions(map[string][]string{"fieldManager": {"fuzz"}, "fieldValidation": {fieldValidation}}, mediaApplyPatch)
+		opts, err := request.ParsePatchOptions(map[string][]string{"fieldManager": {"fuzz"}, "fieldValidation": {fieldValidation}}, mediaApplyPatch)
 		if err != nil {
 			wantClientError(t, "patch options", err)
 			return
 		}
-		opts.force = force
+		opts.Force = force
 		for _, current := range []*widget{h.newObject(), copyObject(stored)} {
 			a := &applier[*widget]{fm: h.managed.For(""), body: body, opts: opts}
 			obj, err := a.applyTo(current)

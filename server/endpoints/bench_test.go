@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -158,7 +159,7 @@ func BenchmarkUpdateManagedFields(b *testing.B) {
 		}},
 		{"apply", func(i int) (*widget, error) {
 			cur := copyObject(current)
-			a := &applier[*widget]{fm: h.managed.For(""), body: applies[i%2], opts: writeOptions{fieldManager: "applier", force: true}}
+			a := &applier[*widget]{fm: h.managed.For(""), body: applies[i%2], opts: request.WriteOptions{FieldManager: "applier", Force: true}}
 			obj, err := a.applyTo(cur)
 			if err != nil {
 				return nil, err

@@ -1,16 +1,11 @@
 package endpoints
 
 import (
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"mime"
 	"net/http"
 	"net/url"
 
-	jsoniter "github.com/json-iterator/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,29 +13,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
 // readBody reads the request body, at most the resource's
-// MaxRequestBodyBytes of it. A larger body is a *http.MaxBytesError, which
-// responsewriters.ToStatus turns into 413.
+// MaxRequestBodyBytes of it (request.ReadBody).
 func (h *handler[O]) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	limit := h.limits.MaxRequestBodyBytes
-	if limit <= 0 {
-		limit = math.MaxInt64
-	}
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, err
-		}
-		return nil, apierrors.NewBadRequest("cannot read request body: " + err.Error())
-	}
-	return body, nil
+	return request.ReadBody(w, r, h.limits.MaxRequestBodyBytes)
 }
 
 // formats are the syntaxes a resource reads and writes besides JSON and
@@ -91,7 +71,7 @@ func bodyJSON(r *http.Request, body []byte, strict bool, f formats) ([]byte, err
 	case mt == mediaCBOR && f.cbor:
 		data, err := wire.CBORToJSON(body)
 		if err != nil {
-			return nil, unrecognizedBody(err)
+			return nil, request.UnrecognizedBody(err)
 		}
 		return data, nil
 	default:
@@ -111,23 +91,17 @@ func (f formats) unsupported() error {
 	return negotiation.UnsupportedMediaType(accepted...)
 }
 
-// unrecognizedBody is the 400 for a CBOR or protobuf body that does not
-// decode.
-func unrecognizedBody(err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized: %v", err))
-}
-
 // formats are the syntaxes this resource reads and writes.
 func (h *handler[O]) formats() formats { return h.fmts }
 
 // readWrite reads what a create or an update starts from, failing before
 // anything is stored: the response form, the write options (parsed by
 // parse) and the object in the body.
-func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (writeOptions, error)) (output, writeOptions, decoded[O], error) {
+func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (request.WriteOptions, error)) (output, request.WriteOptions, decoded[O], error) {
 	var in decoded[O]
 	out, err := h.negotiate(r, oneObject)
 	if err != nil {
-		return out, writeOptions{}, in, err
+		return out, request.WriteOptions{}, in, err
 	}
 	opts, err := parse(r.URL.Query())
 	if err != nil {
@@ -157,89 +131,37 @@ type decoded[O runtime.Object] struct {
 // is also decoded into its form (decodeForm), and a JSON object that does
 // not decode into the Go type is answered only once the schema had its
 // say (prepareCreate, prepareUpdate).
-func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts writeOptions) (decoded[O], error) {
+func (h *handler[O]) decodeObject(r *http.Request, body []byte, opts request.WriteOptions) (decoded[O], error) {
 	var out decoded[O]
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, h.formats())
+	data, err := bodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, h.formats())
 	if err != nil {
 		return out, err
 	}
 	obj := h.def.New()
-	strictErrs, err := wire.Decoder{Strict: opts.strict()}.Decode(data, obj)
+	strictErrs, err := wire.Decoder{Strict: opts.Strict()}.Decode(data, obj)
 	if err != nil {
-		err = h.decodeError(data, err)
+		err = request.DecodeError(h.gvk, data, err)
 	}
 	if obj, out.form, err = h.decodeForm(h.jsonContent(data), obj, err); err != nil {
 		return out, err
 	}
 	if len(strictErrs) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return out, h.decodeError(data, runtime.NewStrictDecodingError(strictErrs))
+		if opts.FieldValidation == metav1.FieldValidationStrict {
+			return out, request.DecodeError(h.gvk, data, runtime.NewStrictDecodingError(strictErrs))
 		}
 		for _, e := range strictErrs {
 			out.warnings = append(out.warnings, e.Error())
 		}
 	}
-	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+	if err := request.CheckKind(obj.GetObjectKind().GroupVersionKind(), h.gvk); err != nil {
 		return out, err
 	}
 	out.obj = obj
 	return out, nil
 }
 
-// checkKind rejects a body that names another kind or group/version.
-// Missing parts default to the resource's, as upstream.
-func (h *handler[O]) checkKind(gvk schema.GroupVersionKind) error {
-	if gvk.Kind != "" && gvk.Kind != h.gvk.Kind {
-		version := gvk.Version
-		if version == "" {
-			version = h.gvk.Version
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind (%s)",
-			gvk.Kind, version, h.gvk.Kind, gvk.Kind, h.gvk.Kind))
-	}
-	if gv := gvk.GroupVersion(); !gv.Empty() && gv != h.gvk.GroupVersion() {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gv, h.gvk.GroupVersion()))
-	}
-	return nil
-}
-
-// decodeError is the 400 for a body that does not decode, worded as
-// kube-apiserver words it: naming the kind the body claims, or quoting the
-// start of the body when it claims none.
-func (h *handler[O]) decodeError(data []byte, err error) error {
-	var tm metav1.TypeMeta
-	_ = jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(data, &tm) // best effort
-	if tm.Kind != "" {
-		version := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind).Version
-		if version == "" {
-			version = h.gvk.Version
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, h.gvk.Kind, err))
-	}
-	return UnrecognizedObject(h.gvk.Kind, data, err)
-}
-
 // UnrecognizedObject is kube-apiserver's 400 for a body of no known kind
-// that does not decode as a kind: it quotes the body's start.
+// that does not decode as a kind (request.UnrecognizedObject).
 func UnrecognizedObject(kind string, data []byte, err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(data, 30)))
-}
-
-// summarize quotes the start of data for an error message: as text when it
-// looks like a JSON object, in hex otherwise.
-func summarize(data []byte, n int) string {
-	switch {
-	case len(data) == 0:
-		return "<empty>"
-	case data[0] == '{':
-		if len(data) > n {
-			return string(data[:n]) + " ..."
-		}
-		return string(data)
-	default:
-		if len(data) > n {
-			return hex.EncodeToString(data[:n]) + " ..."
-		}
-		return hex.EncodeToString(data)
-	}
+	return request.UnrecognizedObject(kind, data, err)
 }

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -18,13 +19,13 @@ import (
 // including that the name is free, and stores nothing. The creator, named
 // by fieldManager or its User-Agent, owns every field it set.
 func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, opts, in, err := h.readWrite(w, r, parseCreateOptions)
+	out, opts, in, err := h.readWrite(w, r, request.ParseCreateOptions)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
 	ownerrefs.Dedup(ctx, in.obj, false)
-	obj := h.trackCreate(in.obj, managerName(opts.fieldManager, r.UserAgent()))
+	obj := h.trackCreate(in.obj, managerName(opts.FieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 	if err := h.prepareCreate(ctx, obj, in.form, rt.namespace, time.Now()); err != nil {
 		return err
@@ -32,7 +33,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	var created O
 	for attempt := 1; ; attempt++ {
 		key := storage.Key(obj.GetNamespace(), obj.GetName())
-		store := h.storage(opts.dryRun)
+		store := h.storage(opts.DryRun)
 		created, err = store.Create(ctx, key, obj)
 		if errors.Is(err, storage.ErrTooLarge) && len(obj.GetManagedFields()) > 0 {
 			// Too large with its managed fields: stored without them,

@@ -132,7 +132,7 @@ func TestCreate(t *testing.T) {
 	})
 
 	t.Run("too large", func(t *testing.T) {
-		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", defaultMaxRequestBodyBytes) + `"}}`
+		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", int(DefaultLimits().MaxRequestBodyBytes)) + `"}}`
 		e.do("POST", base, "application/json", big).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
 	})
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
@@ -79,21 +80,21 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	}
 	if deletion.Unsafe(opts) {
 		// The unsafe delete names one object: the one that cannot be read.
-		return invalidOptions("DeleteOptions", field.ErrorList{field.Invalid(
+		return request.InvalidOptions("DeleteOptions", field.ErrorList{field.Invalid(
 			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
 			"is not allowed with DELETECOLLECTION, try again after removing the option")})
 	}
 	ctx := r.Context()
 	pre, dryRun, prop := deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts)
 	setDryRun(ctx, dryRun)
-	paged := lr.opts.Limit > 0
+	paged := lr.Options.Limit > 0
 	if !paged {
-		lr.opts.Limit = deleteCollectionPageSize
+		lr.Options.Limit = deleteCollectionPageSize
 	}
 	var items []O
 	var listRV int64
 	for {
-		list, err := h.store.GetList(ctx, lr.opts)
+		list, err := h.store.GetList(ctx, lr.Options)
 		if err != nil {
 			return storageStatus(err, h.gr, "", verbList)
 		}
@@ -113,7 +114,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 		if paged || list.Continue == "" {
 			break
 		}
-		lr.opts.Continue, lr.opts.ResourceVersion, lr.opts.ResourceVersionMatch = list.Continue, "", ""
+		lr.Options.Continue, lr.Options.ResourceVersion, lr.Options.ResourceVersionMatch = list.Continue, "", ""
 	}
 	return h.writeList(w, r, out, items, nil, nil, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
 }
@@ -200,8 +201,8 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 		if opts.Kind != "" && opts.Kind != "DeleteOptions" {
 			return opts, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
 		}
-	} else if opts, err = deleteQueryOptions(r.URL.Query()); err != nil {
+	} else if opts, err = request.DeleteQueryOptions(r.URL.Query()); err != nil {
 		return opts, err
 	}
-	return opts, validateDeleteOptions(&opts)
+	return opts, request.ValidateDeleteOptions(&opts)
 }

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
@@ -29,7 +30,8 @@ func wantClientError(t *testing.T, what string, err error) {
 }
 
 // FuzzListOptions feeds arbitrary query strings and Accept headers to the
-// parsing of list and watch requests.
+// parsing of list and watch requests. The request package's
+// FuzzQueryOptions fuzzes the parsing of every kind of options alone.
 func FuzzListOptions(f *testing.F) {
 	for _, s := range []string{
 		"", "watch=true&resourceVersion=0", "labelSelector=a%3Db,c+in+(x,y),!d&fieldSelector=metadata.name%3Dx",
@@ -55,17 +57,6 @@ func FuzzListOptions(f *testing.F) {
 				wantClientError(t, "accept "+accept, err)
 			}
 		}
-		if _, err := tableOptions(q); err != nil {
-			wantClientError(t, "table options "+query, err)
-		}
-		if _, err := deleteQueryOptions(q); err != nil {
-			wantClientError(t, "delete options "+query, err)
-		}
-		for _, parse := range []func(url.Values) (writeOptions, error){parseCreateOptions, parseUpdateOptions} {
-			if _, err := parse(q); err != nil {
-				wantClientError(t, "write options "+query, err)
-			}
-		}
 	})
 }
 
@@ -83,7 +74,7 @@ func FuzzCreateBody(f *testing.F) {
 	h := NewResource(storagetest.Definition(), nil).(*handler[*widget])
 	f.Fuzz(func(t *testing.T, body []byte, contentType, fieldValidation string) {
 		q := url.Values{"fieldValidation": {fieldValidation}}
-		opts, err := parseCreateOptions(q)
+		opts, err := request.ParseCreateOptions(q)
 		if err != nil {
 			wantClientError(t, "create options", err)
 			return

@@ -3,10 +3,12 @@ package endpoints
 import (
 	"io"
 	"net/http"
+	"net/url"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/endpoints/listwriter"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -18,14 +20,14 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 		return err
 	}
 	a := objectList
-	if lr.watch {
+	if lr.Watch {
 		a = eventStream
 	}
 	out, err := h.negotiate(r, a)
 	if err != nil {
 		return err
 	}
-	if lr.watch {
+	if lr.Watch {
 		return h.watch(w, r, lr, out)
 	}
 	return h.list(w, r, lr, out)
@@ -36,12 +38,12 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 // never exists as one buffer: memory per list is one item's encoding plus
 // the writers' buffers. Only YAML, a rare request, is built whole to be
 // converted.
-func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
+func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
 	v := verbList
-	if lr.opts.Continue != "" {
+	if lr.Options.Continue != "" {
 		v = verbContinue
 	}
-	list, err := h.store.GetList(r.Context(), lr.opts)
+	list, err := h.store.GetList(r.Context(), lr.Options)
 	if err != nil {
 		return storageStatus(err, h.gr, "", v)
 	}
@@ -70,4 +72,14 @@ func (h *handler[O]) lists() listwriter.Lists {
 		Kind: h.gvk, ListKind: h.def.ListKind, ItemsTyped: h.def.ListItemsTyped(),
 		Columns: h.columns, Now: h.now,
 	}
+}
+
+// parseListOptions parses a list or watch request (request.ParseList)
+// against the resource's selectable fields. name is the object name of a
+// single-object watch path, "" otherwise.
+func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (request.List, error) {
+	return request.ParseList(q, namespace, name, request.SelectableFields{
+		Keys:         h.fieldKeys,
+		MetadataOnly: h.def.BuiltIn && len(h.def.SelectableFields) == 0,
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 )
 
 // The handlers' short names for the negotiated forms (package negotiation).
@@ -51,7 +52,7 @@ func (h *handler[O]) negotiate(r *http.Request, a answer) (output, error) {
 	f := h.formats()
 	out, err := negotiation.Negotiate(r, a, negotiation.Formats{Protobuf: f.protobuf, CBOR: f.cbor})
 	if err == nil && out.Target == asTable {
-		out.Table, err = tableOptions(r.URL.Query())
+		out.Table, err = request.TableOptions(r.URL.Query())
 	}
 	out.Gzip = h.limits.ResponseCompression && a != eventStream && negotiation.AcceptsGzip(r)
 	return out, err

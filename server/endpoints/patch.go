@@ -1,64 +1,58 @@
 package endpoints
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
-	"sync/atomic"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kube-openapi/pkg/common"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// maxJSONPatchOperations is kube-apiserver's cap on one JSON patch.
-const maxJSONPatchOperations = 10000
+// DefaultJSONPatchMaxCopyBytes is patch.DefaultJSONPatchMaxCopyBytes, for
+// the server's flags.
+const DefaultJSONPatchMaxCopyBytes = patch.DefaultJSONPatchMaxCopyBytes
 
-// DefaultJSONPatchMaxCopyBytes is kube-apiserver's JSONPatchMaxCopyBytes:
-// how much a JSON patch's copy operations may add to the document. A few
-// hundred bytes of copies of a list into itself otherwise double it each
-// time, to gigabytes.
-const DefaultJSONPatchMaxCopyBytes = 3 << 20
+// SetJSONPatchMaxCopyBytes is patch.SetJSONPatchMaxCopyBytes, for the
+// server.
+func SetJSONPatchMaxCopyBytes(n int64) { patch.SetJSONPatchMaxCopyBytes(n) }
 
-func init() { SetJSONPatchMaxCopyBytes(DefaultJSONPatchMaxCopyBytes) }
+// Schemas are the OpenAPI definitions strategic merge patch takes each
+// field's patch strategy and merge key from (patch.Schemas).
+type Schemas = patch.Schemas
 
-// SetJSONPatchMaxCopyBytes sets how many bytes the copy operations of one
-// JSON patch may add before the patch is refused (422); n <= 0 keeps the
-// current limit. The limit lives in the JSON patch library and is shared
-// by the whole process, as in kube-apiserver; the server sets it once, at
-// start.
-func SetJSONPatchMaxCopyBytes(n int64) {
-	if n > 0 && atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit) != n {
-		atomic.StoreInt64(&jsonpatch.AccumulatedCopySizeLimit, n)
-	}
-}
+// NewSchemas resolves defs, which must not be nil (patch.NewSchemas).
+func NewSchemas(defs common.GetOpenAPIDefinitions) *Schemas { return patch.NewSchemas(defs) }
 
-func patchType(mt string) types.PatchType { return types.PatchType(mt) }
+// WithSchemas gives the resource the server's OpenAPI definitions, which
+// must hold the definition named by the resource's Info.OpenAPIName.
+// Without them strategic merge patch follows the Go struct tags alone, as
+// kube-apiserver does for its built-in types; +listType=map lists then
+// have replace semantics.
+func WithSchemas(s *Schemas) Option { return func(c *handlerConfig) { c.schemas = s } }
 
 // readPatch reads what every PATCH starts with, in kube-apiserver's order:
 // the body's media type (415 unless one of accepted), the answer's, the
 // options, then the body. An apply body must be YAML or JSON (400
 // otherwise), which kube-apiserver checks before anything else.
-func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts writeOptions, body []byte, err error) {
+func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts request.WriteOptions, body []byte, err error) {
 	mt, _, err = mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if h.limits.CBOR && slices.Contains(accepted, mediaApplyPatch) {
 		accepted = append(slices.Clip(accepted), mediaApplyCBOR)
 	}
 	if err != nil || !slices.Contains(accepted, mt) {
-		return "", output{}, writeOptions{}, nil, negotiation.UnsupportedMediaType(accepted...)
+		return "", output{}, request.WriteOptions{}, nil, negotiation.UnsupportedMediaType(accepted...)
 	}
 	cborApply := mt == mediaApplyCBOR
 	if cborApply {
@@ -66,24 +60,24 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 		mt = mediaApplyPatch
 	}
 	if out, err = h.negotiate(r, oneObject); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
-	if opts, err = parsePatchOptions(r.URL.Query(), mt); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+	if opts, err = request.ParsePatchOptions(r.URL.Query(), mt); err != nil {
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
 	if body, err = h.readBody(w, r); err != nil {
-		return "", output{}, writeOptions{}, nil, err
+		return "", output{}, request.WriteOptions{}, nil, err
 	}
 	if cborApply {
 		if body, err = wire.CBORToJSON(body); err != nil {
-			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
 	}
 	if mt == mediaApplyPatch {
 		// kube-apiserver converts the body to JSON (for its audit log)
 		// first; a body that is neither YAML nor JSON fails there.
 		if _, err := utilyaml.ToJSON(body); err != nil {
-			return "", output{}, writeOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 		}
 	}
 	return mt, out, opts, body, nil
@@ -103,14 +97,14 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if mt == mediaApplyPatch {
 		return h.apply(w, r, rt, out, opts, body)
 	}
-	p, err := parsePatch(mt, body, opts)
+	p, err := patch.Parse(mt, body, opts.Strict())
 	if err != nil {
 		return err
 	}
 	var warnings []string
-	manager := managerName(opts.fieldManager, r.UserAgent())
+	manager := managerName(opts.FieldManager, r.UserAgent())
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
-		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 			var zero O
 			obj, f, ws, err := h.applyPatch(p, current, opts)
 			if err != nil {
@@ -129,63 +123,6 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	return h.writeObject(w, out, http.StatusOK, result, warnings)
 }
 
-// parsedPatch is a validated patch, ready to apply to any object.
-type parsedPatch struct {
-	json      jsonpatch.Patch // for application/json-patch+json
-	merge     []byte          // for application/merge-patch+json
-	strategic []byte          // for application/strategic-merge-patch+json
-	// strict are the strict errors of the patch document itself
-	// (duplicate fields; unknown fields of JSON patch operations).
-	strict []error
-}
-
-// jsonPatchOp is one JSON patch operation, for strict checking.
-type jsonPatchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	From  string `json:"from"`
-	Value any    `json:"value"`
-}
-
-// parsePatch checks a patch body once, before any attempt applies it: 400
-// for one that does not parse, 413 for a JSON patch of too many operations.
-func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) {
-	var p parsedPatch
-	if !json.Valid(body) {
-		return p, apierrors.NewBadRequest("invalid JSON patch")
-	}
-	var err error
-	switch mt {
-	case mediaJSONPatch:
-		if opts.strict() {
-			var ops []jsonPatchOp
-			if p.strict, err = kjson.UnmarshalStrict(body, &ops); err != nil {
-				return p, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-			}
-			for i, e := range p.strict {
-				p.strict[i] = fmt.Errorf("json patch %w", e)
-			}
-		}
-		if p.json, err = jsonpatch.DecodePatch(body); err != nil {
-			return p, apierrors.NewBadRequest(err.Error())
-		}
-		if len(p.json) > maxJSONPatchOperations {
-			return p, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p.json)))
-		}
-	case mediaStrategicMergePatch:
-		p.strategic = body // decoded by each attempt, as kube-apiserver does
-	default:
-		if opts.strict() {
-			var m map[string]any
-			if p.strict, err = kjson.UnmarshalStrict(body, &m); err != nil {
-				return p, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-			}
-		}
-		p.merge = body
-	}
-	return p, nil
-}
-
 // applyPatch applies p to current and decodes the result, returning it
 // with its form (decodeForm), which the schema validates. Unknown or
 // duplicate fields it produces follow fieldValidation: Strict makes them a
@@ -194,47 +131,40 @@ func parsePatch(mt string, body []byte, opts writeOptions) (parsedPatch, error) 
 // into the Go type is a 422 Invalid on the field "patch", as
 // kube-apiserver answers for built-in types, unless the schema refuses it
 // first.
-func (h *handler[O]) applyPatch(p parsedPatch, current O, opts writeOptions) (O, *form, []string, error) {
+func (h *handler[O]) applyPatch(p patch.Parsed, current O, opts request.WriteOptions) (O, *form, []string, error) {
 	var zero O
-	if p.strategic != nil {
-		return h.strategicPatch(p.strategic, current, opts)
+	if p.Strategic != nil {
+		return h.strategicPatch(p.Strategic, current, opts)
 	}
 	doc, err := wire.EncodeObject(current, h.gvk)
 	if err != nil {
 		return zero, nil, nil, err
 	}
-	var patched []byte
-	if p.json != nil {
-		if patched, err = p.json.Apply(doc); err != nil {
-			return zero, nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
-		}
-	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
-		if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
-			return zero, nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		return zero, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+	patched, err := p.Apply(doc)
+	if err != nil {
+		return zero, nil, nil, err
 	}
 
 	obj := h.def.New()
-	strict, err := wire.Decoder{Strict: opts.strict()}.Decode(patched, obj)
+	strict, err := wire.Decoder{Strict: opts.Strict()}.Decode(patched, obj)
 	if err != nil {
-		err = patchInvalid(patched, err)
+		err = patch.Invalid(patched, err)
 	}
 	obj, f, err := h.decodeForm(h.jsonContent(patched), obj, err)
 	if err != nil {
 		return zero, nil, nil, err
 	}
-	strict = append(append([]error(nil), p.strict...), strict...)
+	strict = append(append([]error(nil), p.Strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return zero, nil, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+		if opts.FieldValidation == metav1.FieldValidationStrict {
+			return zero, nil, nil, patch.Invalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
 			warnings = append(warnings, e.Error())
 		}
 	}
-	if err := h.checkKind(obj.GetObjectKind().GroupVersionKind()); err != nil {
+	if err := request.CheckKind(obj.GetObjectKind().GroupVersionKind(), h.gvk); err != nil {
 		return zero, nil, nil, err
 	}
 	return obj, f, warnings, nil
@@ -252,12 +182,4 @@ func (h *handler[O]) jsonContent(data []byte) map[string]any {
 		return nil
 	}
 	return u
-}
-
-// patchInvalid is kube-apiserver's 422 for a patched object that does not
-// decode: an Invalid error on the field "patch".
-func patchInvalid(patched []byte, err error) error {
-	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-		field.Invalid(field.NewPath("patch"), string(patched), err.Error()),
-	})
 }

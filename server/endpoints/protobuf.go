@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
@@ -25,7 +26,7 @@ var protobufEnvelope = protobuf.NewSerializer(nil, nil)
 func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() runtime.Object) ([]byte, error) {
 	var u runtime.Unknown
 	if _, _, err := protobufEnvelope.Decode(body, nil, &u); err != nil {
-		return nil, unrecognizedBody(err)
+		return nil, request.UnrecognizedBody(err)
 	}
 	gvk := schema.FromAPIVersionAndKind(u.APIVersion, u.Kind)
 	var obj runtime.Object
@@ -34,15 +35,15 @@ func protobufToJSON(body []byte, kind schema.GroupVersionKind, newObject func() 
 	} else {
 		var err error
 		if obj, err = optionsObject(gvk); err != nil {
-			return nil, unrecognizedBody(err)
+			return nil, request.UnrecognizedBody(err)
 		}
 	}
 	m, ok := obj.(wire.ProtoMessage)
 	if !ok {
-		return nil, unrecognizedBody(fmt.Errorf("%s has no protobuf encoding", gvk))
+		return nil, request.UnrecognizedBody(fmt.Errorf("%s has no protobuf encoding", gvk))
 	}
 	if err := m.Unmarshal(u.Raw); err != nil {
-		return nil, unrecognizedBody(err)
+		return nil, request.UnrecognizedBody(err)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	data, err := json.Marshal(obj)

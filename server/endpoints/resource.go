@@ -18,6 +18,8 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/scale"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
@@ -90,7 +92,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
 	tableconvert.WithPrinter(cols, def.Printer)
-	meta, err := strategicPatchMeta(cfg.schemas, def.OpenAPIName, def.New())
+	meta, err := patch.Meta(cfg.schemas, def.OpenAPIName, def.New())
 	if err != nil {
 		panic(fmt.Sprintf("endpoints: resource %s: %v", def.GroupResource(), err))
 	}
@@ -186,7 +188,7 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 	case rt.name != "":
 		switch method {
 		case http.MethodGet:
-			if queryBool(r.URL.Query(), "watch") {
+			if request.QueryBool(r.URL.Query(), "watch") {
 				return h.listOrWatch(w, r, rt)
 			}
 			return h.get(w, r, rt)

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -140,7 +141,7 @@ func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool)
 // front of the handler exempt it from the request timeout and the
 // in-flight limits, as kube-apiserver exempts its long-running requests.
 func IsWatch(r *http.Request) bool {
-	if r.Method != http.MethodGet || !queryBool(r.URL.Query(), "watch") {
+	if r.Method != http.MethodGet || !request.QueryBool(r.URL.Query(), "watch") {
 		return false
 	}
 	_, rest, ok := groupVersionPath(r.URL.Path)

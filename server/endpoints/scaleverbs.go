@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/scale"
 	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
@@ -73,7 +75,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
-	opts, err := parseUpdateOptions(r.URL.Query())
+	opts, err := request.ParseUpdateOptions(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -88,8 +90,8 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err := h.checkName(in, rt); err != nil {
 		return err
 	}
-	manager := managerName(opts.fieldManager, r.UserAgent())
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+	manager := managerName(opts.FieldManager, r.UserAgent())
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
 		old, content, sh, err := h.scale.Current(current)
 		if err != nil {
@@ -107,15 +109,15 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 // decodeScale decodes a PUT body into a Scale, with fieldValidation's
 // rules for unknown and duplicate fields (warnings, or under Strict the
 // 400 every undecodable body gets, scale.ErrBody; scale.Decode).
-func decodeScale(r *http.Request, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
-	data, err := bodyJSON(r, body, opts.fieldValidation == metav1.FieldValidationStrict, formats{})
+func decodeScale(r *http.Request, body []byte, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
+	data, err := bodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, formats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err
 		}
 		return nil, nil, scale.ErrBody
 	}
-	return scale.Decode(data, opts.fieldValidation)
+	return scale.Decode(data, opts.FieldValidation)
 }
 
 // patchScale serves PATCH of .../{name}/scale: a JSON or merge patch of
@@ -127,15 +129,15 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 	if err != nil {
 		return err
 	}
-	var p parsedPatch
+	var p patch.Parsed
 	if mt != mediaApplyPatch {
-		if p, err = parsePatch(mt, body, opts); err != nil {
+		if p, err = patch.Parse(mt, body, opts.Strict()); err != nil {
 			return err
 		}
 	}
-	manager := managerName(opts.fieldManager, r.UserAgent())
+	manager := managerName(opts.FieldManager, r.UserAgent())
 	var warnings []string
-	result, err := h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
 		old, content, sh, err := h.scale.Current(current)
 		if err != nil {
@@ -164,28 +166,28 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 
 // patchScaleObject applies a JSON or merge patch to old and decodes the
 // result, with the 422 and the strict-field rules of any patch (applyPatch).
-func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+func patchScaleObject(p patch.Parsed, old *autoscalingv1.Scale, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
 	doc, err := json.Marshal(old)
 	if err != nil {
 		return nil, nil, err
 	}
 	var patched []byte
-	if p.json != nil {
-		if patched, err = p.json.Apply(doc); err != nil {
+	if p.JSON != nil {
+		if patched, err = p.JSON.Apply(doc); err != nil {
 			return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
-	} else if patched, err = jsonpatch.MergePatch(doc, p.merge); err != nil {
+	} else if patched, err = jsonpatch.MergePatch(doc, p.Merge); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 	}
-	sc, strict, err := scale.DecodePatched(patched, opts.strict())
+	sc, strict, err := scale.DecodePatched(patched, opts.Strict())
 	if err != nil {
-		return nil, nil, patchInvalid(patched, err)
+		return nil, nil, patch.Invalid(patched, err)
 	}
-	strict = append(append([]error(nil), p.strict...), strict...)
+	strict = append(append([]error(nil), p.Strict...), strict...)
 	var warnings []string
 	if len(strict) > 0 {
-		if opts.fieldValidation == metav1.FieldValidationStrict {
-			return nil, nil, patchInvalid(patched, runtime.NewStrictDecodingError(strict))
+		if opts.FieldValidation == metav1.FieldValidationStrict {
+			return nil, nil, patch.Invalid(patched, runtime.NewStrictDecodingError(strict))
 		}
 		for _, e := range strict {
 			warnings = append(warnings, e.Error())
@@ -196,19 +198,19 @@ func patchScaleObject(p parsedPatch, old *autoscalingv1.Scale, opts writeOptions
 
 // applyScale merges an applied Scale configuration into old with the
 // scale field manager, as an apply to the object merges (apply.go).
-func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts writeOptions) (*autoscalingv1.Scale, []string, error) {
+func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
 	patch := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := utilyaml.Unmarshal(body, &patch.Object); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
-	merged, err := h.scale.Apply(old, patch, opts.fieldManager, opts.force)
+	merged, err := h.scale.Apply(old, patch, opts.FieldManager, opts.Force)
 	if err != nil {
 		return nil, nil, applyError(err)
 	}
 	var warnings []string
-	if opts.fieldValidation != metav1.FieldValidationIgnore {
+	if opts.FieldValidation != metav1.FieldValidationIgnore {
 		if err := utilyaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
-			if opts.fieldValidation == metav1.FieldValidationStrict {
+			if opts.FieldValidation == metav1.FieldValidationStrict {
 				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 			}
 			warnings = yamlWarnings(err.Error())

@@ -176,6 +176,10 @@ func rigDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefin
 	}
 }
 
+// rigOriginal is a stored rig as strategicpatch sees it.
+const rigOriginal = `{"apiVersion":"storagetest.apiloom.dev/v1","kind":"Rig",` +
+	`"metadata":{"name":"r","namespace":"ns","labels":{"a":"1"},"finalizers":["example.com/f"]},"spec":` + rigSpecJSON + `,"status":{}}`
+
 // rigEnv serves rigs from a real etcd, with the OpenAPI definitions
 // (schemas) or, with schemas false, by struct tags alone.
 type rigEnv struct {

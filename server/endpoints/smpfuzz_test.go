@@ -3,23 +3,27 @@ package endpoints
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/url"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
+
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 )
 
 // FuzzStrategicPatch feeds arbitrary patches, in every fieldValidation
-// mode, to the strategic merge patch of a rig: it never panics, answers a
-// Status when it refuses (including the reasonless 500 kube-apiserver
-// answers for strategicpatch's unclassified errors), and the patch meta
-// from OpenAPI definitions merges exactly as kube-apiserver's struct-tag
-// meta does.
+// mode, to the strategic merge patch of a rig: it never panics and answers
+// a Status when it refuses (including the reasonless 500 kube-apiserver
+// answers for strategicpatch's unclassified errors). That the patch meta
+// from OpenAPI definitions merges as kube-apiserver's struct-tag meta does
+// is the patch package's FuzzPatchMeta.
 func FuzzStrategicPatch(f *testing.F) {
-	for _, p := range smpMetaCorpus {
+	for _, p := range []string{
+		`{}`, `{"spec":{"volumes":[{"name":"v1","mounts":["m2"]},{"name":"v2"}]}}`, `{"spec":{"strategy":{"$retainKeys":"type"}}}`,
+		`{"spec":{"volumes":[{"name":"v1","$patch":"bogus"}]}}`, `{"spec":{"$setElementOrder/bogus":["q"]}}`, `{"spec":{"tags":[["x"]]}}`,
+	} {
 		f.Add([]byte(p), "Strict")
 	}
 	for _, p := range []string{
@@ -35,9 +39,8 @@ func FuzzStrategicPatch(f *testing.F) {
 	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
 		f.Fatal(err)
 	}
-	fromDefs, fromTags := metaOf(f, rigDefinitionsAsGenerated), metaOf(f, nil)
 	f.Fuzz(func(t *testing.T, patch []byte, fieldValidation string) {
-		opts, err := parsePatchOptions(url.Values{"fieldValidation": {fieldValidation}}, smpType)
+		opts, err := request.ParsePatchOptions(url.Values{"fieldValidation": {fieldValidation}}, smpType)
 		if err != nil {
 			return
 		}
@@ -55,16 +58,6 @@ func FuzzStrategicPatch(f *testing.F) {
 			}
 		} else if _, err := json.Marshal(obj); err != nil {
 			t.Fatalf("%s: the patched object does not encode: %v", patch, err)
-		}
-
-		var m map[string]any
-		if json.Unmarshal(patch, &m) != nil {
-			return
-		}
-		got, gotErr := mergeWith(t, fromDefs, rigOriginal, string(patch))
-		want, wantErr := mergeWith(t, fromTags, rigOriginal, string(patch))
-		if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-			t.Fatalf("%s:\nfrom definitions %s %v\nfrom struct tags %s %v", patch, got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -21,17 +22,17 @@ import (
 // writer, named by fieldManager or its User-Agent, comes to own the fields
 // it changed.
 func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, opts, in, err := h.readWrite(w, r, parseUpdateOptions)
+	out, opts, in, err := h.readWrite(w, r, request.ParseUpdateOptions)
 	if err != nil {
 		return err
 	}
 	if err := h.checkName(in.obj, rt); err != nil {
 		return err
 	}
-	manager := managerName(opts.fieldManager, r.UserAgent())
+	manager := managerName(opts.FieldManager, r.UserAgent())
 	ownerrefs.Dedup(r.Context(), in.obj, false)
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
-		return h.guaranteedUpdate(r.Context(), rt, opts.dryRun, func(current O) (O, error) {
+		return h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 			// tryUpdate may run again on a fresher object: work on a copy.
 			obj := h.trackUpdate(copyObject(in.obj), current, manager, rt, drop)
 			return h.prepareWrite(r.Context(), obj, current, in.form, rt)

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -88,7 +89,7 @@ func benchCreate(h *handler[*widget], body []byte, track bool) func(*testing.B) 
 		now := time.Now()
 		b.ReportAllocs()
 		for b.Loop() {
-			in, err := h.decodeObject(r, body, writeOptions{})
+			in, err := h.decodeObject(r, body, request.WriteOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func benchWrites(b *testing.B, h *handler[*widget], name string, createBody, upd
 	b.Run("update/"+name, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			in, err := h.decodeObject(r, updateBody, writeOptions{})
+			in, err := h.decodeObject(r, updateBody, request.WriteOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/watch"
 	"github.com/apiloom/apiloom/server/resource"
@@ -24,7 +25,7 @@ import (
 // is handed to the connection as a watch.Source and the handler returns:
 // an idle watch then holds no goroutine. Otherwise the handler's goroutine
 // pumps the events, blocking in a storage.Blocking over the same watcher.
-func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listRequest, out output) error {
+func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
 	ws := watch.IsWebSocket(r)
 	var detacher detach.Detacher
 	if !ws {
@@ -33,7 +34,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		}
 	}
 
-	timeout := watch.Timeout(lr.timeoutSeconds)
+	timeout := watch.Timeout(lr.TimeoutSeconds)
 	if timeout <= 0 {
 		// Over before it began: kube-apiserver answers an empty stream.
 		w.Header().Set("Content-Type", out.StreamContentType())
@@ -46,7 +47,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 		// timeout: the stream's, without the request's values (detach),
 		// and its timeout is the source's timer.
 		ctx := detach.StreamContext(r.Context())
-		watcher, err := h.store.Watch(ctx, lr.opts)
+		watcher, err := h.store.Watch(ctx, lr.Options)
 		if err != nil {
 			return storageStatus(err, h.gr, "", verbWatch)
 		}
@@ -58,7 +59,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr listReques
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	watcher, err := h.store.Watch(ctx, lr.opts)
+	watcher, err := h.store.Watch(ctx, lr.Options)
 	if err != nil {
 		return storageStatus(err, h.gr, "", verbWatch)
 	}

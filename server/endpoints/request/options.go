@@ -1,4 +1,4 @@
-package endpoints
+package request
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/storage"
@@ -25,35 +26,45 @@ import (
 // returns. Unknown parameters are ignored, as upstream does (client-go
 // sends timeout=32s on every request).
 
-// listRequest is a parsed list or watch request.
-type listRequest struct {
-	opts storage.ListOptions
-	// watch is true for ?watch=true (or a true-ish value, as upstream
+// List is a parsed list or watch request.
+type List struct {
+	Options storage.ListOptions
+	// Watch is true for ?watch=true (or a true-ish value, as upstream
 	// parses booleans).
-	watch bool
-	// timeoutSeconds is ?timeoutSeconds=, nil when absent.
-	timeoutSeconds *int64
+	Watch bool
+	// TimeoutSeconds is ?timeoutSeconds=, nil when absent.
+	TimeoutSeconds *int64
 }
 
-// unknownFieldLabel is the message of a field selector on a field the kind
-// cannot select by, as kube-apiserver words it: a custom resource's, and a
+// SelectableFields are the fields a kind's objects can be selected by.
+type SelectableFields struct {
+	// Keys are the field-selector keys the kind supports.
+	Keys map[string]bool
+	// MetadataOnly is true for a built-in kind that selects only by
+	// metadata.name and metadata.namespace (a ConfigMap), with
+	// apimachinery's default field-label conversion.
+	MetadataOnly bool
+}
+
+// unknown is the message of a field selector on a field the kind cannot
+// select by, as kube-apiserver words it: a custom resource's, and a
 // built-in kind's with fields of its own to select by (a Secret's type),
 // come from their own field-label conversion; a built-in kind that selects
 // only by metadata.name and metadata.namespace (a ConfigMap) has
 // apimachinery's default one.
-func (h *handler[O]) unknownFieldLabel(field string) string {
-	if h.def.BuiltIn && len(h.def.SelectableFields) == 0 {
+func (s SelectableFields) unknown(field string) string {
+	if s.MetadataOnly {
 		return fmt.Sprintf("%q is not a known field selector: only %q, %q", field, "metadata.name", "metadata.namespace")
 	}
 	return "field label not supported: " + field
 }
 
-// parseListOptions reads metav1.ListOptions from q, validates them as
+// ParseList reads metav1.ListOptions from q, validates them as
 // kube-apiserver does (422 Invalid of kind ListOptions) and checks the
 // field selector against the resource's selectable fields. name is the
 // object name of a single-object watch path, "" otherwise.
-func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (listRequest, error) {
-	var lr listRequest
+func ParseList(q url.Values, namespace, name string, selectable SelectableFields) (List, error) {
+	var lr List
 	in := internalversion.ListOptions{
 		ResourceVersion:      q.Get("resourceVersion"),
 		ResourceVersionMatch: metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
@@ -66,10 +77,10 @@ func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (lis
 	if in.FieldSelector, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
 		return lr, apierrors.NewBadRequest(err.Error())
 	}
-	in.Watch = queryBool(q, "watch")
-	in.AllowWatchBookmarks = queryBool(q, "allowWatchBookmarks")
+	in.Watch = QueryBool(q, "watch")
+	in.AllowWatchBookmarks = QueryBool(q, "allowWatchBookmarks")
 	if q.Has("sendInitialEvents") {
-		v := queryBool(q, "sendInitialEvents")
+		v := QueryBool(q, "sendInitialEvents")
 		in.SendInitialEvents = &v
 	}
 	if in.TimeoutSeconds, err = queryInt64(q, "timeoutSeconds"); err != nil {
@@ -93,8 +104,8 @@ func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (lis
 		return lr, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	for _, req := range in.FieldSelector.Requirements() {
-		if !h.fieldKeys[req.Field] {
-			return lr, apierrors.NewBadRequest(h.unknownFieldLabel(req.Field))
+		if !selectable.Keys[req.Field] {
+			return lr, apierrors.NewBadRequest(selectable.unknown(req.Field))
 		}
 	}
 	if name != "" {
@@ -109,9 +120,9 @@ func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (lis
 		}
 	}
 
-	lr.watch = in.Watch
-	lr.timeoutSeconds = in.TimeoutSeconds
-	lr.opts = storage.ListOptions{
+	lr.Watch = in.Watch
+	lr.TimeoutSeconds = in.TimeoutSeconds
+	lr.Options = storage.ListOptions{
 		Namespace:            namespace,
 		ResourceVersion:      in.ResourceVersion,
 		ResourceVersionMatch: in.ResourceVersionMatch,
@@ -121,84 +132,85 @@ func (h *handler[O]) parseListOptions(q url.Values, namespace, name string) (lis
 		AllowBookmarks:       in.AllowWatchBookmarks,
 	}
 	if !in.LabelSelector.Empty() {
-		lr.opts.Predicate.Label = in.LabelSelector
+		lr.Options.Predicate.Label = in.LabelSelector
 	}
 	if !in.FieldSelector.Empty() {
-		lr.opts.Predicate.Field = in.FieldSelector
+		lr.Options.Predicate.Field = in.FieldSelector
 	}
 	return lr, nil
 }
 
-// writeOptions are the query parameters of create, update and patch.
-type writeOptions struct {
-	dryRun bool
-	// fieldValidation is Strict, Warn or Ignore; Warn when unset, as
+// WriteOptions are the query parameters of create, update and patch.
+type WriteOptions struct {
+	DryRun bool
+	// FieldValidation is Strict, Warn or Ignore; Warn when unset, as
 	// kube-apiserver defaults it.
-	fieldValidation string
-	// fieldManager names the writer in the object's managed fields; when
-	// empty, the User-Agent does (managerName). Required for apply.
-	fieldManager string
-	// force makes an apply take over the fields other managers own rather
+	FieldValidation string
+	// FieldManager names the writer in the object's managed fields; when
+	// empty, the User-Agent does (server/endpoints' managerName). Required
+	// for apply.
+	FieldManager string
+	// Force makes an apply take over the fields other managers own rather
 	// than fail with a conflict; only apply may set it.
-	force bool
+	Force bool
 }
 
-// strict reports whether the body must be decoded strictly.
-func (o writeOptions) strict() bool { return o.fieldValidation != metav1.FieldValidationIgnore }
+// Strict reports whether the body must be decoded strictly.
+func (o WriteOptions) Strict() bool { return o.FieldValidation != metav1.FieldValidationIgnore }
 
-// parseCreateOptions reads and validates metav1.CreateOptions (422 Invalid
+// ParseCreateOptions reads and validates metav1.CreateOptions (422 Invalid
 // of kind CreateOptions).
-func parseCreateOptions(q url.Values) (writeOptions, error) {
+func ParseCreateOptions(q url.Values) (WriteOptions, error) {
 	opts := metav1.CreateOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
 	if errs := metav1validation.ValidateCreateOptions(&opts); len(errs) > 0 {
-		return writeOptions{}, invalidOptions("CreateOptions", errs)
+		return WriteOptions{}, InvalidOptions("CreateOptions", errs)
 	}
 	return newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager), nil
 }
 
-// parseUpdateOptions reads and validates metav1.UpdateOptions.
-func parseUpdateOptions(q url.Values) (writeOptions, error) {
+// ParseUpdateOptions reads and validates metav1.UpdateOptions.
+func ParseUpdateOptions(q url.Values) (WriteOptions, error) {
 	opts := metav1.UpdateOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
 	if errs := metav1validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
-		return writeOptions{}, invalidOptions("UpdateOptions", errs)
+		return WriteOptions{}, InvalidOptions("UpdateOptions", errs)
 	}
 	return newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager), nil
 }
 
-// parsePatchOptions reads and validates metav1.PatchOptions for a patch of
+// ParsePatchOptions reads and validates metav1.PatchOptions for a patch of
 // type pt.
-func parsePatchOptions(q url.Values, pt string) (writeOptions, error) {
+func ParsePatchOptions(q url.Values, pt string) (WriteOptions, error) {
 	opts := metav1.PatchOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
 	if q.Has("force") {
-		f := queryBool(q, "force")
+		f := QueryBool(q, "force")
 		opts.Force = &f
 	}
-	if errs := metav1validation.ValidatePatchOptions(&opts, patchType(pt)); len(errs) > 0 {
-		return writeOptions{}, invalidOptions("PatchOptions", errs)
+	if errs := metav1validation.ValidatePatchOptions(&opts, types.PatchType(pt)); len(errs) > 0 {
+		return WriteOptions{}, InvalidOptions("PatchOptions", errs)
 	}
 	wo := newWriteOptions(opts.DryRun, opts.FieldValidation, opts.FieldManager)
-	wo.force = opts.Force != nil && *opts.Force
+	wo.Force = opts.Force != nil && *opts.Force
 	return wo, nil
 }
 
-func newWriteOptions(dryRun []string, fieldValidation, fieldManager string) writeOptions {
+func newWriteOptions(dryRun []string, fieldValidation, fieldManager string) WriteOptions {
 	if fieldValidation == "" {
 		fieldValidation = metav1.FieldValidationWarn
 	}
 	// Validation has allowed only "All" as a dryRun value.
-	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fieldValidation, fieldManager: fieldManager}
+	return WriteOptions{DryRun: len(dryRun) > 0, FieldValidation: fieldValidation, FieldManager: fieldManager}
 }
 
-// deleteQueryOptions reads metav1.DeleteOptions from q, for a delete
+// DeleteQueryOptions reads metav1.DeleteOptions from q, for a delete
 // without a body.
-func deleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
+func DeleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
 	opts := metav1.DeleteOptions{DryRun: q["dryRun"]}
 	var err error
 	if opts.GracePeriodSeconds, err = queryInt64(q, "gracePeriodSeconds"); err != nil {
 		return opts, err
 	}
 	if q.Has("orphanDependents") {
-		v := queryBool(q, "orphanDependents")
+		v := QueryBool(q, "orphanDependents")
 		opts.OrphanDependents = &v //nolint:staticcheck // still part of the API
 	}
 	if q.Has("propagationPolicy") {
@@ -206,13 +218,13 @@ func deleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
 		opts.PropagationPolicy = &p
 	}
 	if q.Has("ignoreStoreReadErrorWithClusterBreakingPotential") {
-		v := queryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
+		v := QueryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
 		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &v
 	}
 	return opts, nil
 }
 
-// validateDeleteOptions is kube-apiserver's check of DeleteOptions (422
+// ValidateDeleteOptions is kube-apiserver's check of DeleteOptions (422
 // Invalid of kind DeleteOptions): propagation policy values, orphan and
 // policy together, dryRun values, and that the unsafe delete's
 // ignoreStoreReadErrorWithClusterBreakingPotential comes without
@@ -220,16 +232,16 @@ func deleteQueryOptions(q url.Values) (metav1.DeleteOptions, error) {
 // which it could not honour. The option is offered, as kube-apiserver
 // v1.37 offers it by default (feature AllowUnsafeMalformedObjectDeletion,
 // beta and on since 1.37).
-func validateDeleteOptions(opts *metav1.DeleteOptions) error {
+func ValidateDeleteOptions(opts *metav1.DeleteOptions) error {
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
-		return invalidOptions("DeleteOptions", errs)
+		return InvalidOptions("DeleteOptions", errs)
 	}
 	return nil
 }
 
-// tableOptions reads metav1.TableOptions, the includeObject parameter of a
+// TableOptions reads metav1.TableOptions, the includeObject parameter of a
 // Table request (400 for bad values, as upstream).
-func tableOptions(q url.Values) (metav1.TableOptions, error) {
+func TableOptions(q url.Values) (metav1.TableOptions, error) {
 	opts := metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(q.Get("includeObject"))}
 	switch errs := metav1validation.ValidateTableOptions(&opts); len(errs) {
 	case 0:
@@ -241,13 +253,15 @@ func tableOptions(q url.Values) (metav1.TableOptions, error) {
 	}
 }
 
-func invalidOptions(kind string, errs field.ErrorList) error {
+// InvalidOptions is the 422 Invalid of the options of kind (CreateOptions,
+// DeleteOptions, ...) with errs.
+func InvalidOptions(kind string, errs field.ErrorList) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
 }
 
-// queryBool parses a boolean parameter as apimachinery does: absent is
+// QueryBool parses a boolean parameter as apimachinery does: absent is
 // false, "0" and "false" (any case) are false, anything else is true.
-func queryBool(q url.Values, key string) bool {
+func QueryBool(q url.Values, key string) bool {
 	vs, ok := q[key]
 	if !ok || len(vs) == 0 {
 		return false

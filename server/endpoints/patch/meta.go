@@ -1,4 +1,4 @@
-package endpoints
+package patch
 
 import (
 	"errors"
@@ -45,16 +45,9 @@ func NewSchemas(defs common.GetOpenAPIDefinitions) *Schemas {
 	return s
 }
 
-// WithSchemas gives the resource the server's OpenAPI definitions, which
-// must hold the definition named by the resource's Info.OpenAPIName.
-// Without them strategic merge patch follows the Go struct tags alone, as
-// kube-apiserver does for its built-in types; +listType=map lists then
-// have replace semantics.
-func WithSchemas(s *Schemas) Option { return func(c *handlerConfig) { c.schemas = s } }
-
-// strategicPatchMeta is the patch meta of the type whose definition in s
-// is openAPIName or, without s, of obj's struct tags.
-func strategicPatchMeta(s *Schemas, openAPIName string, obj any) (strategicpatch.LookupPatchMeta, error) {
+// Meta is the strategic merge patch meta of the type whose definition in
+// s is openAPIName or, without s, of obj's struct tags.
+func Meta(s *Schemas, openAPIName string, obj any) (strategicpatch.LookupPatchMeta, error) {
 	if s == nil {
 		return strategicpatch.NewPatchMetaFromStruct(obj)
 	}

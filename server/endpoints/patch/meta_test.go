@@ -1,4 +1,4 @@
-package endpoints
+package patch
 
 import (
 	"encoding/json"
@@ -9,10 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/kube-openapi/pkg/common"
 )
-
-// rigOriginal is a stored rig as strategicpatch sees it.
-const rigOriginal = `{"apiVersion":"storagetest.apiloom.dev/v1","kind":"Rig",` +
-	`"metadata":{"name":"r","namespace":"ns","labels":{"a":"1"},"finalizers":["example.com/f"]},"spec":` + rigSpecJSON + `,"status":{}}`
 
 // rigDefinitionsAsGenerated are rigDefinitions as openapi-gen writes them,
 // before the registry makes the ports' patch strategy explicit: they say
@@ -52,7 +48,7 @@ func metaOf(t testing.TB, defs common.GetOpenAPIDefinitions) strategicpatch.Look
 	if defs != nil {
 		s = NewSchemas(defs)
 	}
-	m, err := strategicPatchMeta(s, rigPkg+".rig", new(rig))
+	m, err := Meta(s, rigPkg+".rig", new(rig))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package endpoints
+package patch
 
 import (
 	"strings"
@@ -12,9 +12,9 @@ import (
 // object holding a list of 10,000 elements, keeps a core busy for minutes.
 // kube-apiserver has no bound. smpWork predicts that work before the
 // library runs, from the patch and the lists of the object it reaches, so
-// that a patch over the server's budget (the square of
-// Limits.StrategicMergePatchMaxListElements) is refused at a cost linear
-// in its size.
+// that a patch over the server's budget (the square of MergeStrategic's
+// maxListElements, the server's Limits.StrategicMergePatchMaxListElements)
+// is refused at a cost linear in its size.
 
 // Directives of strategic merge patch.
 const (
