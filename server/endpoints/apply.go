@@ -16,6 +16,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -73,7 +74,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 		}
 		if err != nil {
 			responsewriters.WriteWarnings(w, a.warnings)
-			return storageStatus(err, h.gr, rt.name, verbOther)
+			return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 		}
 		return h.writeObject(w, out, http.StatusCreated, created, a.warnings)
 	}

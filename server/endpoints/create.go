@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
 	"github.com/apiloom/apiloom/server/endpoints/request"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -50,7 +51,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 		return apierrors.NewGenerateNameConflict(h.gr, obj.GetName(), 1)
 	}
 	if err != nil {
-		return storageStatus(err, h.gr, obj.GetName(), verbOther)
+		return storageerr.Status(err, h.gr, obj.GetName(), storageerr.Other)
 	}
 	return h.writeObject(w, out, http.StatusCreated, created, in.warnings)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -48,7 +49,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	}
 	obj, gone, err := h.deleteObject(r.Context(), h.key(rt), deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts))
 	if err != nil {
-		return storageStatus(err, h.gr, rt.name, verbOther)
+		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
 	if gone && h.def.Strategy.DeleteAnswersStatus {
 		// As kube-apiserver's store without ReturnDeletedObject: the
@@ -96,7 +97,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	for {
 		list, err := h.store.GetList(ctx, lr.Options)
 		if err != nil {
-			return storageStatus(err, h.gr, "", verbList)
+			return storageerr.Status(err, h.gr, "", storageerr.List)
 		}
 		if listRV == 0 {
 			listRV = list.ResourceVersion
@@ -107,7 +108,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 			}
 			key := storage.Key(item.GetNamespace(), item.GetName())
 			if _, _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return storageStatus(err, h.gr, item.GetName(), verbOther)
+				return storageerr.Status(err, h.gr, item.GetName(), storageerr.Other)
 			}
 		}
 		items = append(items, list.Items...)

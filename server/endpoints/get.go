@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -24,7 +25,7 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 		obj, err = h.store.Get(r.Context(), h.key(rt), opts)
 	}
 	if err != nil {
-		return storageStatus(err, h.gr, rt.name, verbOther)
+		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
 	if raw != nil && out.Target == asObject && (out.Encoding == encJSON || out.Encoding == encYAML) &&
 		obj.GetObjectKind().GroupVersionKind() == h.gvk {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/endpoints/listwriter"
 	"github.com/apiloom/apiloom/server/endpoints/request"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -39,13 +40,13 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 // the writers' buffers. Only YAML, a rare request, is built whole to be
 // converted.
 func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
-	v := verbList
+	v := storageerr.List
 	if lr.Options.Continue != "" {
-		v = verbContinue
+		v = storageerr.Continue
 	}
 	list, err := h.store.GetList(r.Context(), lr.Options)
 	if err != nil {
-		return storageStatus(err, h.gr, "", v)
+		return storageerr.Status(err, h.gr, "", v)
 	}
 	return h.writeList(w, r, out, list.Items, list.Raw, list.Encodings, metav1.ListMeta{
 		ResourceVersion:    storage.FormatResourceVersion(list.ResourceVersion),

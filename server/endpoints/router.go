@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/apiloom/apiloom/server/endpoints/request"
@@ -193,3 +196,12 @@ func (rt *router) ReadSize(r *http.Request) (objects int, ok bool) {
 	}
 	return 0, false
 }
+
+// errPathNotFound is the 404 for a path that names no served resource.
+var errPathNotFound = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    http.StatusNotFound,
+	Reason:  metav1.StatusReasonNotFound,
+	Message: "the server could not find the requested resource",
+	Details: &metav1.StatusDetails{},
+}}

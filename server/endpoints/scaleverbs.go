@@ -21,6 +21,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/scale"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -54,7 +55,7 @@ func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) 
 	}
 	obj, err := h.store.Get(r.Context(), h.key(rt), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
 	if err != nil {
-		return storageStatus(err, h.gr, rt.name, verbOther)
+		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
 	sc, found, err := h.scale.Stored(obj)
 	if err != nil {

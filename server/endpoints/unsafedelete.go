@@ -4,11 +4,10 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
-	"github.com/apiloom/apiloom/server/storage"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 )
 
 // deleteCorrupt serves a DELETE with
@@ -31,7 +30,7 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 		return err
 	}
 	if err := h.storage(dryRun).DeleteCorrupt(r.Context(), h.key(rt), dryRun); err != nil {
-		return storageStatus(err, h.gr, rt.name, verbOther)
+		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
 	return writeStatus(w, out, metav1.Status{
 		Status:  metav1.StatusSuccess,
@@ -45,14 +44,4 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 // as it is whatever view (;as=Table) the client asked for.
 func writeStatus(w http.ResponseWriter, out output, s metav1.Status) error {
 	return responsewriters.WriteEncoded(w, out, int(s.Code), responsewriters.EncodeStatusAs(s, out), nil)
-}
-
-// corruptStatus is deletion.CorruptStatus for a request of verb v.
-func corruptStatus(se *storage.Error, gr schema.GroupResource, v verb) error {
-	return deletion.CorruptStatus(se, gr, v == verbUpdate)
-}
-
-// notCorruptStatus is deletion.NotCorruptStatus.
-func notCorruptStatus(se *storage.Error, gr schema.GroupResource, name string) error {
-	return deletion.NotCorruptStatus(se, gr, name)
 }

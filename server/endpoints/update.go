@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
 	"github.com/apiloom/apiloom/server/endpoints/request"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -111,18 +112,18 @@ func (h *handler[O]) guaranteedUpdate(ctx context.Context, rt route, dryRun bool
 	if errors.Is(err, errEmptiedFinalizers) {
 		uid, rv := string(last.GetUID()), last.GetResourceVersion()
 		if _, err := store.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return zero, storageStatus(err, h.gr, rt.name, verbOther)
+			return zero, storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 		}
 		return emptied, nil
 	}
 	if err != nil {
 		// A dry run read the object with Get, and kube-apiserver words
 		// its errors as a Get's.
-		v := verbUpdate
+		v := storageerr.Update
 		if dryRun {
-			v = verbOther
+			v = storageerr.Other
 		}
-		return zero, storageStatus(err, h.gr, rt.name, v)
+		return zero, storageerr.Status(err, h.gr, rt.name, v)
 	}
 	return result, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/watch"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -49,7 +50,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 		ctx := detach.StreamContext(r.Context())
 		watcher, err := h.store.Watch(ctx, lr.Options)
 		if err != nil {
-			return storageStatus(err, h.gr, "", verbWatch)
+			return storageerr.Status(err, h.gr, "", storageerr.Watch)
 		}
 		// The source owns the watcher from here on.
 		w.Header().Set("Content-Type", out.StreamContentType())
@@ -61,7 +62,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 	defer cancel()
 	watcher, err := h.store.Watch(ctx, lr.Options)
 	if err != nil {
-		return storageStatus(err, h.gr, "", verbWatch)
+		return storageerr.Status(err, h.gr, "", storageerr.Watch)
 	}
 	events := storage.NewBlocking(watcher)
 	defer events.Stop()
@@ -117,7 +118,7 @@ func (v eventView[O]) Object(obj O, headers bool) ([]byte, error) {
 
 // Status implements watch.View.
 func (v eventView[O]) Status(err error) []byte {
-	st := responsewriters.ToStatus(storageStatus(err, v.h.gr, "", verbWatch))
+	st := responsewriters.ToStatus(storageerr.Status(err, v.h.gr, "", storageerr.Watch))
 	switch v.out.Encoding {
 	case encCBOR, encProtobuf:
 		return responsewriters.EncodeStatusAs(st, v.out)

@@ -1,7 +1,6 @@
 package strategy
 
 import (
-	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -111,7 +111,7 @@ func (k *Kind[O]) CheckResourceVersion(obj, current O) error {
 			field.Invalid(metaPath.Child("resourceVersion"), 0, "must be specified for an update"),
 		})
 	case rv != current.GetResourceVersion():
-		return apierrors.NewConflict(k.gr, current.GetName(), errOptimisticLock)
+		return apierrors.NewConflict(k.gr, current.GetName(), storageerr.ErrOptimisticLock)
 	}
 	return nil
 }
@@ -158,7 +158,3 @@ func (k *Kind[O]) keepServerFields(obj, current O) {
 func copyObject[O resource.Object](obj O) O {
 	return obj.DeepCopyObject().(O)
 }
-
-// errOptimisticLock is the cause of a resourceVersion conflict, in
-// kube-apiserver's words.
-var errOptimisticLock = errors.New("the object has been modified; please apply your changes to the latest version and try again")

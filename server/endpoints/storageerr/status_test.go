@@ -1,4 +1,4 @@
-package endpoints
+package storageerr
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func TestStorageStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		err    error
-		verb   verb
+		Verb   Verb
 		code   int32
 		reason metav1.StatusReason
 		msg    string
@@ -40,18 +40,18 @@ func TestStorageStatus(t *testing.T) {
 		{name: "precondition", err: &storage.Error{Err: storage.ErrPrecondition, Key: "ns/x", Detail: "Precondition failed: UID in precondition: a, UID in object meta: b"},
 			code: 409, reason: metav1.StatusReasonConflict,
 			msg: `Operation cannot be fulfilled on databases.example.apiloom.dev "x": Precondition failed: UID in precondition: a, UID in object meta: b`},
-		{name: "watch expired", err: &storage.Error{Err: storage.ErrExpired, ResourceVersion: 5, CurrentRevision: 40}, verb: verbWatch,
+		{name: "watch expired", err: &storage.Error{Err: storage.ErrExpired, ResourceVersion: 5, CurrentRevision: 40}, Verb: Watch,
 			code: 410, reason: metav1.StatusReasonExpired, msg: "too old resource version: 5 (40)"},
-		{name: "list expired", err: &storage.Error{Err: storage.ErrExpired, ResourceVersion: 5}, verb: verbList,
+		{name: "list expired", err: &storage.Error{Err: storage.ErrExpired, ResourceVersion: 5}, Verb: List,
 			code: 410, reason: metav1.StatusReasonExpired, msg: "The resourceVersion for the provided list is too old."},
-		{name: "continue expired", err: &storage.Error{Err: storage.ErrExpired, Continue: "tok"}, verb: verbContinue,
+		{name: "continue expired", err: &storage.Error{Err: storage.ErrExpired, Continue: "tok"}, Verb: Continue,
 			code: 410, reason: metav1.StatusReasonExpired, msg: inconsistentContinueMsg,
 			check: func(t *testing.T, s metav1.Status) {
 				if s.Continue != "tok" {
 					t.Errorf("continue %q", s.Continue)
 				}
 			}},
-		{name: "continue expired without token", err: &storage.Error{Err: storage.ErrExpired}, verb: verbContinue,
+		{name: "continue expired without token", err: &storage.Error{Err: storage.ErrExpired}, Verb: Continue,
 			code: 410, reason: metav1.StatusReasonExpired, msg: continueExpiredMsg},
 		{name: "too large", err: &storage.Error{Err: storage.ErrTooLargeResourceVersion, ResourceVersion: 100, CurrentRevision: 7},
 			code: 504, reason: metav1.StatusReasonTimeout, msg: "Timeout: Too large resource version: 100, current: 7", // as upstream
@@ -78,7 +78,7 @@ func TestStorageStatus(t *testing.T) {
 		{name: "other", err: errors.New("boom"), code: 500, reason: metav1.StatusReasonInternalError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := responsewriters.ToStatus(storageStatus(tc.err, gr, "", tc.verb))
+			s := responsewriters.ToStatus(Status(tc.err, gr, "", tc.Verb))
 			if s.Code != tc.code || s.Reason != tc.reason || s.Status != metav1.StatusFailure {
 				t.Fatalf("got %d %s %q", s.Code, s.Reason, s.Message)
 			}

@@ -1,4 +1,4 @@
-package endpoints
+package storageerr
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -35,35 +36,26 @@ const (
 	tooLargeRVCause = "Too large resource version"
 )
 
-// errOptimisticLock is the cause of a resourceVersion conflict.
-var errOptimisticLock = errors.New(optimisticLockMsg)
+// ErrOptimisticLock is the cause of a resourceVersion conflict.
+var ErrOptimisticLock = errors.New(optimisticLockMsg)
 
-// errPathNotFound is the 404 for a path that names no served resource.
-var errPathNotFound = &apierrors.StatusError{ErrStatus: metav1.Status{
-	Status:  metav1.StatusFailure,
-	Code:    http.StatusNotFound,
-	Reason:  metav1.StatusReasonNotFound,
-	Message: "the server could not find the requested resource",
-	Details: &metav1.StatusDetails{},
-}}
-
-// verb is the kind of request an error arose in; it picks between
+// Verb is the kind of request an error arose in; it picks between
 // kube-apiserver's messages for the same storage error.
-type verb int
+type Verb int
 
 const (
-	verbOther    verb = iota
-	verbList          // a list without a continue token
-	verbContinue      // a list page from a continue token
-	verbWatch
-	verbUpdate // an update or patch
+	Other    Verb = iota
+	List          // a list without a continue token
+	Continue      // a list page from a continue token
+	Watch
+	Update // an update or patch
 )
 
-// storageStatus maps err, which may come from storage, to the API error the
+// Status maps err, which may come from storage, to the API error the
 // client receives. gr and name fill in the messages ("databases.example.
 // apiloom.dev \"x\" not found"); name may be empty for collection requests.
 // Errors that already are API errors pass unchanged.
-func storageStatus(err error, gr schema.GroupResource, name string, v verb) error {
+func Status(err error, gr schema.GroupResource, name string, v Verb) error {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		return err
@@ -81,7 +73,7 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 	case errors.Is(se, storage.ErrExists):
 		return apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(se, storage.ErrConflict):
-		return apierrors.NewConflict(gr, name, errOptimisticLock)
+		return apierrors.NewConflict(gr, name, ErrOptimisticLock)
 	case errors.Is(se, storage.ErrPrecondition):
 		detail := se.Detail
 		if detail == "" {
@@ -103,9 +95,9 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 	case errors.Is(se, storage.ErrInvalidKey):
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid name or namespace: %q", se.Key))
 	case errors.Is(se, storage.ErrCorrupt):
-		return corruptStatus(se, gr, v)
+		return deletion.CorruptStatus(se, gr, v == Update)
 	case errors.Is(se, storage.ErrNotCorrupt):
-		return notCorruptStatus(se, gr, name)
+		return deletion.NotCorruptStatus(se, gr, name)
 	case errors.Is(se, storage.ErrInsufficientStorage):
 		return insufficientStorage(gr, name, se)
 	default: // anything new
@@ -114,16 +106,16 @@ func storageStatus(err error, gr schema.GroupResource, name string, v verb) erro
 }
 
 // expiredStatus is the 410 Expired for a compacted revision, worded as
-// kube-apiserver words it for the request's verb.
-func expiredStatus(se *storage.Error, v verb) *apierrors.StatusError {
+// kube-apiserver words it for the request's Verb.
+func expiredStatus(se *storage.Error, v Verb) *apierrors.StatusError {
 	switch {
 	case se.Continue != "":
 		st := apierrors.NewResourceExpired(inconsistentContinueMsg)
 		st.ErrStatus.ListMeta.Continue = se.Continue
 		return st
-	case v == verbContinue:
+	case v == Continue:
 		return apierrors.NewResourceExpired(continueExpiredMsg)
-	case v == verbList:
+	case v == List:
 		return apierrors.NewResourceExpired(listExpiredMsg)
 	default:
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", se.ResourceVersion, se.CurrentRevision))
