@@ -192,7 +192,7 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 	}
 	var opts metav1.DeleteOptions
 	if len(body) > 0 {
-		data, err := bodyJSON(r, body, false, h.formats())
+		data, err := request.BodyJSON(r, body, false, h.formats())
 		if err != nil {
 			return opts, err
 		}

@@ -50,7 +50,7 @@ const (
 // gzip.
 func (h *handler[O]) negotiate(r *http.Request, a answer) (output, error) {
 	f := h.formats()
-	out, err := negotiation.Negotiate(r, a, negotiation.Formats{Protobuf: f.protobuf, CBOR: f.cbor})
+	out, err := negotiation.Negotiate(r, a, negotiation.Formats{Protobuf: f.Protobuf, CBOR: f.CBOR})
 	if err == nil && out.Target == asTable {
 		out.Table, err = request.TableOptions(r.URL.Query())
 	}

@@ -53,7 +53,7 @@ type handler[O resource.Object] struct {
 	// built-in kind's), so request bodies may be protobuf.
 	protobuf bool
 	// fmts are the syntaxes the resource reads and writes besides JSON.
-	fmts formats
+	fmts request.Formats
 	// patchMeta says how strategic merge patch merges each field.
 	patchMeta strategicpatch.LookupPatchMeta
 	// managed keeps the objects' managed fields (package fieldmanager).
@@ -128,7 +128,7 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	h.gvk, h.gr = def.GroupVersionKind(), def.GroupResource()
 	h.fieldKeys, h.columns, h.now = keys, cols, time.Now
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
-	h.fmts = formats{protobuf: h.protobuf, cbor: h.limits.CBOR, kind: def.GroupVersionKind(), newObject: func() runtime.Object { return def.New() }}
+	h.fmts = request.Formats{Protobuf: h.protobuf, CBOR: h.limits.CBOR, Kind: def.GroupVersionKind(), NewObject: func() runtime.Object { return def.New() }}
 	h.admission, h.authz = cfg.admission, cfg.authorizer
 	if h.admission == nil {
 		h.admission = standardChain
@@ -153,7 +153,7 @@ func (h *handler[O]) stored() (int, bool) {
 func (h *handler[O]) serve(w http.ResponseWriter, r *http.Request, rt route) {
 	r = h.withAdmission(w, r, rt)
 	if err := h.dispatch(w, r, rt); err != nil {
-		responsewriters.WriteStatusError(w, r, responsewriters.ToStatus(err), h.fmts.cbor)
+		responsewriters.WriteStatusError(w, r, responsewriters.ToStatus(err), h.fmts.CBOR)
 	}
 }
 

@@ -111,7 +111,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 // rules for unknown and duplicate fields (warnings, or under Strict the
 // 400 every undecodable body gets, scale.ErrBody; scale.Decode).
 func decodeScale(r *http.Request, body []byte, opts request.WriteOptions) (*autoscalingv1.Scale, []string, error) {
-	data, err := bodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, formats{})
+	data, err := request.BodyJSON(r, body, opts.FieldValidation == metav1.FieldValidationStrict, request.Formats{})
 	if err != nil {
 		if apierrors.IsUnsupportedMediaType(err) {
 			return nil, nil, err
