@@ -7,12 +7,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/endpoints/filters"
 
 	"github.com/apiloom/apiloom/server/authn"
-	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // authentication is what the server needs to identify its clients.
@@ -59,7 +60,7 @@ func withAuthentication(auth authenticator.Request, next http.Handler) http.Hand
 			next.ServeHTTP(w, r)
 			return
 		}
-		endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 	})
 	return filters.WithAuthentication(next, auth, failed, nil, nil)
 }

@@ -100,7 +100,7 @@ func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
 
 // statusCodecs encode the Status objects the k8s.io/apiserver filters
 // answer with (403 Forbidden, 500), negotiated with the client's Accept
-// header as every other error is (endpoints.WriteError): JSON, YAML,
+// header as every other error is (responsewriters.WriteError): JSON, YAML,
 // protobuf, and CBOR when it is served.
 func statusCodecs(cbor bool) runtime.NegotiatedSerializer {
 	scheme := runtime.NewScheme()

@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // tooManyRequests is the answer of kube-apiserver's max-in-flight filter
@@ -121,7 +121,7 @@ func withMaxInFlight(cfg inFlight, reg prometheus.Registerer, next http.Handler)
 			p, seats = readOnly, cfg.readSeats(r)
 		}
 		if !p.acquire(r.Context(), seats, cfg.maxWait) {
-			endpoints.WriteError(w, r, tooManyRequests())
+			responsewriters.WriteError(w, r, tooManyRequests())
 			return
 		}
 		defer p.release(seats)

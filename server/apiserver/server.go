@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -230,7 +232,7 @@ func (s *Server) Run(ctx context.Context) error {
 	handler := withRequestInfo(withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
-	handler = endpoints.WithCBOR(handler, cbor)
+	handler = responsewriters.WithCBOR(handler, cbor)
 
 	srv := &http.Server{
 		Handler:           handler,

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 
-	"github.com/apiloom/apiloom/server/endpoints"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // errRequestTimeout is the cause of a request's context when its deadline
@@ -55,7 +55,7 @@ func withRequestTimeout(timeout time.Duration, next http.Handler) http.Handler {
 		}
 		d, err := requestTimeout(r.URL.Query(), timeout)
 		if err != nil {
-			endpoints.WriteError(w, r, err)
+			responsewriters.WriteError(w, r, err)
 			return
 		}
 		ctx, cancel := context.WithTimeoutCause(r.Context(), d, errRequestTimeout)
@@ -216,7 +216,7 @@ func (tw *timeoutWriter) expire() {
 		tw.w.Header().Set("Connection", "close")
 	}
 	accepts := (&http.Request{Header: http.Header{"Accept": tw.accept}}).WithContext(tw.ctx)
-	endpoints.WriteError(tw.w, accepts, timeoutStatus())
+	responsewriters.WriteError(tw.w, accepts, timeoutStatus())
 	_ = rc.Flush() // now, whether or not the handler is quick to return
 }
 

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"context"
+	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -9,6 +10,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -59,10 +61,10 @@ func (h *handler[O]) attributes(ctx context.Context, op k8sadmission.Operation, 
 // attributesOf are the admission attributes of a write of obj over old,
 // named name in namespace.
 func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation, name, namespace string, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
-	req := requestOf(ctx)
+	req := request.WriteOf(ctx)
 	u, _ := genericrequest.UserFrom(ctx)
 	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
-		req.subresource, op, nil, req.dryRun, u)
+		req.Subresource, op, nil, req.DryRun, u)
 	return &admission.Attributes{Attributes: rec, Stages: stages}
 }
 
@@ -93,4 +95,23 @@ func (h *handler[O]) admitDelete(ctx context.Context, name, namespace string) er
 func (h *handler[O]) validateDelete(ctx context.Context, stored O) error {
 	a := h.attributesOf(ctx, k8sadmission.Delete, stored.GetName(), stored.GetNamespace(), nil, stored, deleteStages[O]{h: h, stored: stored})
 	return h.admission.Validate(ctx, a, nil)
+}
+
+// withAdmission is r with its request.Write in its context, for a write
+// (reads have no admission, and do without the allocations).
+func (h *handler[O]) withAdmission(w http.ResponseWriter, r *http.Request, rt route) *http.Request {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return r
+	}
+	var subresource string
+	switch {
+	case rt.status:
+		subresource = "status"
+	case rt.scale:
+		subresource = "scale"
+	case rt.finalize:
+		subresource = "finalize"
+	}
+	return request.WithWrite(r, w, subresource)
 }

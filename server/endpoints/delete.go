@@ -40,7 +40,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
-	setDryRun(r.Context(), len(opts.DryRun) > 0)
+	request.SetDryRun(r.Context(), len(opts.DryRun) > 0)
 	if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	}
 	ctx := r.Context()
 	pre, dryRun, prop := deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts)
-	setDryRun(ctx, dryRun)
+	request.SetDryRun(ctx, dryRun)
 	paged := lr.Options.Limit > 0
 	if !paged {
 		lr.Options.Limit = deleteCollectionPageSize

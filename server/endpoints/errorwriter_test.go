@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -210,7 +211,7 @@ func TestErrorNegotiated(t *testing.T) {
 		}
 		// CBOR only where the server says it serves it (WithCBOR).
 		e.do("GET", path, "", "", "Accept", mediaCBOR).rawJSONStatus(t, http.StatusNotFound, metav1.StatusReasonNotFound)
-		srv := httptest.NewServer(WithCBOR(e.srv.Config.Handler, true))
+		srv := httptest.NewServer(responsewriters.WithCBOR(e.srv.Config.Handler, true))
 		t.Cleanup(srv.Close)
 		withCBOR := &env{t: t, ctx: e.ctx, srv: srv}
 		withCBOR.do("GET", path, "", "", "Accept", mediaCBOR).statusAs(t, mediaCBOR)
@@ -232,10 +233,10 @@ func TestErrorNegotiated(t *testing.T) {
 // are negotiated as the handlers' are.
 func TestWriteError(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, apierrors.NewTooManyRequests("too many requests, please try again later", 1))
+		responsewriters.WriteError(w, r, apierrors.NewTooManyRequests("too many requests, please try again later", 1))
 	})
 	for _, cbor := range []bool{false, true} {
-		srv := httptest.NewServer(WithCBOR(h, cbor))
+		srv := httptest.NewServer(responsewriters.WithCBOR(h, cbor))
 		t.Cleanup(srv.Close)
 		e := &env{t: t, ctx: t.Context(), srv: srv}
 		want := mediaJSON

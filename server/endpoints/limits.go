@@ -1,6 +1,8 @@
 package endpoints
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
+	"github.com/apiloom/apiloom/server/hook"
 )
 
 // Limits bound what one request may make a resource's handler do
@@ -69,4 +72,11 @@ func WithTypeConverter(tc managedfields.TypeConverter) Option {
 // unsafe delete is refused with 500, as kube-apiserver refuses it.
 func WithAuthorizer(a authorizer.Authorizer) Option {
 	return func(c *handlerConfig) { c.authorizer = a }
+}
+
+// WithHooks gives the resource's hooks read access to every served kind
+// through readers and bounds each point of a request's hooks by timeout
+// (hook.DefaultTimeout when not positive).
+func WithHooks(readers hook.Readers, timeout time.Duration) Option {
+	return func(c *handlerConfig) { c.hooks = strategy.Hooks{Readers: readers, Timeout: timeout} }
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 )
 
@@ -77,8 +78,8 @@ func (h *handler[O]) prepareFinalize(ctx context.Context, obj, current O) (O, er
 
 // strategyRequest is what the kind's hooks know of ctx's write.
 func (h *handler[O]) strategyRequest(ctx context.Context) strategy.Request {
-	req := requestOf(ctx)
-	return strategy.Request{Subresource: req.subresource, DryRun: req.dryRun}
+	req := request.WriteOf(ctx)
+	return strategy.Request{Subresource: req.Subresource, DryRun: req.DryRun}
 }
 
 // decodeForm is the object a request's JSON content decodes into, with

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/apiloom/apiloom/server/endpoints/request"
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -70,7 +71,7 @@ type router struct {
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, route, ok := rt.match(r.URL.Path)
 	if !ok {
-		WriteError(w, r, errPathNotFound)
+		responsewriters.WriteError(w, r, errPathNotFound)
 		return
 	}
 	res.serve(w, r, route)

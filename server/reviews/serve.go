@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,11 +173,11 @@ func (h *Handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 
 // writeError writes err as a metav1.Status, with kube-apiserver's code and
 // reason for an API error and a 500 for anything else, negotiated as every
-// error of the server is (endpoints.WriteError).
+// error of the server is (responsewriters.WriteError).
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	endpoints.WriteError(w, r, err)
+	responsewriters.WriteError(w, r, err)
 }
 
 func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, s *metav1.Status) {
-	endpoints.WriteError(w, r, &apierrors.StatusError{ErrStatus: *s})
+	responsewriters.WriteError(w, r, &apierrors.StatusError{ErrStatus: *s})
 }
