@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,7 +21,6 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/scale"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
-	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -233,66 +231,25 @@ func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, 
 	return h.writeScale(w, out, sc, warnings)
 }
 
-// writeScale answers with scale in the negotiated form: the Scale, a
+// writeScale answers with sc in the negotiated form: the Scale, a
 // one-row Table of its replicas, as kube-apiserver's scale Table has
 // them, or its PartialObjectMetadata.
-func (h *handler[O]) writeScale(w http.ResponseWriter, out output, scale *autoscalingv1.Scale, warnings []string) error {
+func (h *handler[O]) writeScale(w http.ResponseWriter, out output, sc *autoscalingv1.Scale, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {
 	case asObject:
-		data, err = responsewriters.EncodeView(scale, out)
+		data, err = responsewriters.EncodeView(sc, out)
 	case asTable:
 		var t *metav1.Table
-		if t, err = h.scaleTable(scale, out); err == nil {
+		if t, err = scale.Table(sc, out, h.now()); err == nil {
 			data, err = responsewriters.EncodeView(t, out)
 		}
 	default:
-		data, err = responsewriters.EncodeView(out.PartialObject(scale), out)
+		data, err = responsewriters.EncodeView(out.PartialObject(sc), out)
 	}
 	if err != nil {
 		return err
 	}
 	return responsewriters.WriteEncoded(w, out, http.StatusOK, data, warnings)
-}
-
-// scaleColumns are the columns of a Scale's Table, as kube-apiserver has
-// them for a custom resource's scale subresource.
-var scaleColumns = func() *tableconvert.Columns {
-	c, err := tableconvert.NewColumns(&resource.Info{Group: scale.GVK.Group, Version: scale.GVK.Version, Kind: scale.GVK.Kind, PrintColumns: []resource.PrintColumn{
-		{Name: "Desired", Type: "integer", JSONPath: ".spec.replicas", Description: "Number of desired replicas"},
-		{Name: "Available", Type: "integer", JSONPath: ".status.replicas", Description: "Number of actual replicas"},
-		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: tableconvert.MetadataDocs["creationTimestamp"]},
-	}})
-	if err != nil {
-		panic(err)
-	}
-	return c
-}()
-
-// scaleTable is scale as a one-row Table, the row carrying the Scale as
-// ?includeObject= asks (table renders objects the same way).
-func (h *handler[O]) scaleTable(scale *autoscalingv1.Scale, out output) (*metav1.Table, error) {
-	var buf bytes.Buffer
-	cells, err := scaleColumns.Cells(scale, h.now(), &buf)
-	if err != nil {
-		return nil, err
-	}
-	row := metav1.TableRow{Cells: cells}
-	switch out.Table.IncludeObject {
-	case metav1.IncludeObject:
-		row.Object.Raw, err = json.Marshal(scale)
-	case metav1.IncludeNone:
-	default:
-		row.Object.Raw, err = json.Marshal(out.PartialObject(scale))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &metav1.Table{
-		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: out.MetaAPIVersion()},
-		ListMeta:          metav1.ListMeta{ResourceVersion: scale.ResourceVersion},
-		ColumnDefinitions: scaleColumns.Definitions(),
-		Rows:              []metav1.TableRow{row},
-	}, nil
 }
