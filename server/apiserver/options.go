@@ -14,7 +14,8 @@ import (
 	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
-	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/etcdclient"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/storage"
@@ -146,7 +147,7 @@ type Options struct {
 	// patch may add to the object (422 beyond it).
 	JSONPatchMaxCopyBytes int64
 	// StrategicMergePatchMaxListElements bounds the list merging of one
-	// strategic merge patch (endpoints.Limits; 413 beyond it); 0 means no
+	// strategic merge patch (request.Limits; 413 beyond it); 0 means no
 	// limit.
 	StrategicMergePatchMaxListElements int
 	// EtcdMaxRequestBytes is the largest request etcd accepts: the
@@ -216,9 +217,9 @@ func DefaultOptions() Options {
 		MaxMutatingRequestsInFlight: 200,
 		WatchWriteTimeout:           60 * time.Second,
 		MaxRequestBodyBytes:         3 << 20,
-		JSONPatchMaxCopyBytes:       endpoints.DefaultJSONPatchMaxCopyBytes,
+		JSONPatchMaxCopyBytes:       patch.DefaultJSONPatchMaxCopyBytes,
 		// kube-apiserver has no such bound.
-		StrategicMergePatchMaxListElements: endpoints.DefaultStrategicMergePatchMaxListElements,
+		StrategicMergePatchMaxListElements: request.DefaultStrategicMergePatchMaxListElements,
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 		// kube-controller-manager's.

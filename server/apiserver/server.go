@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,12 +139,12 @@ func (s *Server) Run(ctx context.Context) error {
 	requestsCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
 
-	endpoints.SetJSONPatchMaxCopyBytes(s.opts.JSONPatchMaxCopyBytes)
+	patch.SetJSONPatchMaxCopyBytes(s.opts.JSONPatchMaxCopyBytes)
 	backend := registry.Backend{Client: etcd.Client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
 		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
 		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd.Embedded(), etcd.Client, s.log),
-		Limits: &endpoints.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
+		Limits: &request.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression,
 			CBOR:                               s.opts.CBORServingAndStorage}}

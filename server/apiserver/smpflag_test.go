@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 )
 
 func TestStrategicMergePatchMaxListElementsFlag(t *testing.T) {
@@ -19,7 +19,7 @@ func TestStrategicMergePatchMaxListElementsFlag(t *testing.T) {
 		}
 		return o, o.Validate()
 	}
-	if o, err := parse(); err != nil || o.StrategicMergePatchMaxListElements != endpoints.DefaultStrategicMergePatchMaxListElements {
+	if o, err := parse(); err != nil || o.StrategicMergePatchMaxListElements != request.DefaultStrategicMergePatchMaxListElements {
 		t.Fatalf("default: %d, %v", o.StrategicMergePatchMaxListElements, err)
 	}
 	if o, err := parse("--strategic-merge-patch-max-list-elements=0"); err != nil || o.StrategicMergePatchMaxListElements != 0 {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
@@ -40,7 +42,7 @@ import (
 // wrong type, is a 500 without a reason, exactly as upstream. fieldValidation
 // decides only about duplicate fields (Strict: 400; Warn, the default:
 // warnings); unknown fields never merge.
-func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out output, opts request.WriteOptions, body []byte) error {
+func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out negotiation.Output, opts request.WriteOptions, body []byte) error {
 	a := &applier[O]{fm: h.managed.For(managedSubresource(rt)), body: body, opts: opts}
 	ctx := r.Context()
 	for {
@@ -149,7 +151,7 @@ func (a *applier[O]) applyTo(current O) (O, error) {
 	}
 	obj, ok := merged.(O)
 	if !ok {
-		return zero, fmt.Errorf("%w: apply produced %T", errNotConvertible, merged)
+		return zero, fmt.Errorf("%w: apply produced %T", fieldmanager.ErrNotConvertible, merged)
 	}
 	return obj, nil
 }

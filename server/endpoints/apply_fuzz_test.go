@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -62,7 +63,7 @@ func FuzzApplyBody(f *testing.F) {
 	stored.Namespace, stored.UID, stored.ResourceVersion = "ns", "uid-1", "5"
 
 	f.Fuzz(func(t *testing.T, body []byte, fieldValidation string, force bool) {
-		opts, err := request.ParsePatchOptions(map[string][]string{"fieldManager": {"fuzz"}, "fieldValidation": {fieldValidation}}, mediaApplyPatch)
+		opts, err := request.ParsePatchOptions(map[string][]string{"fieldManager": {"fuzz"}, "fieldValidation": {fieldValidation}}, negotiation.MediaApplyPatch)
 		if err != nil {
 			wantClientError(t, "patch options", err)
 			return

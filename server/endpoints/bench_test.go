@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -51,7 +52,7 @@ func BenchmarkListEncode(b *testing.B) {
 			var cw countingWriter
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := h.encodeList(&cw, items, bc.raw, lm, output{}); err != nil {
+				if err := h.encodeList(&cw, items, bc.raw, lm, negotiation.Output{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -78,7 +79,7 @@ func BenchmarkListEncodeTable(b *testing.B) {
 			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:size":{}}}`)},
 		}}
 	}
-	out := output{Target: asTable, MetaVersion: "v1"}
+	out := negotiation.Output{Target: negotiation.AsTable, MetaVersion: "v1"}
 	for _, bc := range []struct {
 		name string
 		def  *resource.Definition[*widget]
@@ -111,7 +112,7 @@ func BenchmarkWatchFrame(b *testing.B) {
 		ev   *storage.Event[*widget]
 	}{{"pre-encoded", &pre}, {"encode", &raw}} {
 		b.Run(bc.name, func(b *testing.B) {
-			enc := h.eventEncoder(output{})
+			enc := h.eventEncoder(negotiation.Output{})
 			b.ReportAllocs()
 			for b.Loop() {
 				frame, err := enc.Frame(bc.ev)

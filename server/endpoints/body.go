@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -23,9 +24,9 @@ func (h *handler[O]) formats() request.Formats { return h.fmts }
 // readWrite reads what a create or an update starts from, failing before
 // anything is stored: the response form, the write options (parsed by
 // parse) and the object in the body.
-func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (request.WriteOptions, error)) (output, request.WriteOptions, decoded[O], error) {
+func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse func(url.Values) (request.WriteOptions, error)) (negotiation.Output, request.WriteOptions, decoded[O], error) {
 	var in decoded[O]
-	out, err := h.negotiate(r, oneObject)
+	out, err := h.negotiate(r, negotiation.OneObject)
 	if err != nil {
 		return out, request.WriteOptions{}, in, err
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
 )
@@ -166,7 +167,7 @@ func TestCBOR(t *testing.T) {
 	})
 
 	t.Run("off, as kube-apiserver by default", func(t *testing.T) {
-		l := DefaultLimits()
+		l := request.DefaultLimits()
 		l.CBOR = false
 		srv := httptest.NewServer(NewHandler(NewResource(storagetest.Definition(), e.widgets, WithLimits(l))))
 		t.Cleanup(srv.Close)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
@@ -107,7 +108,7 @@ func TestResponseCompression(t *testing.T) {
 	})
 
 	t.Run("turned off", func(t *testing.T) {
-		l := DefaultLimits()
+		l := request.DefaultLimits()
 		l.ResponseCompression = false
 		srv := httptest.NewServer(NewHandler(NewResource(storagetest.Definition(), e.widgets, WithLimits(l))))
 		t.Cleanup(srv.Close)

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
@@ -26,7 +27,7 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	}
 	ctx := r.Context()
 	ownerrefs.Dedup(ctx, in.obj, false)
-	obj := h.trackCreate(in.obj, managerName(opts.FieldManager, r.UserAgent()))
+	obj := h.trackCreate(in.obj, fieldmanager.ManagerName(opts.FieldManager, r.UserAgent()))
 	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 	if err := h.prepareCreate(ctx, obj, in.form, rt.namespace, time.Now()); err != nil {
 		return err

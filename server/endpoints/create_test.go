@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -132,7 +134,7 @@ func TestCreate(t *testing.T) {
 	})
 
 	t.Run("too large", func(t *testing.T) {
-		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", int(DefaultLimits().MaxRequestBodyBytes)) + `"}}`
+		big := `{"metadata":{"name":"big"},"spec":{"color":"` + strings.Repeat("x", int(request.DefaultLimits().MaxRequestBodyBytes)) + `"}}`
 		e.do("POST", base, "application/json", big).wantStatus(t, 413, metav1.StatusReasonRequestEntityTooLarge, "")
 	})
 
@@ -150,7 +152,7 @@ func TestCreate(t *testing.T) {
 	t.Run("not acceptable", func(t *testing.T) {
 		// Widgets have no protobuf; the 406 itself is in protobuf, which a
 		// Status has (as kube-apiserver answers for a custom resource).
-		st := e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/vnd.kubernetes.protobuf").statusAs(t, mediaProtobuf)
+		st := e.do("POST", base, "application/json", `{"metadata":{"name":"na"}}`, "Accept", "application/vnd.kubernetes.protobuf").statusAs(t, negotiation.MediaProtobuf)
 		if st.Code != 406 || st.Reason != metav1.StatusReasonNotAcceptable || st.Message != "only the following media types are accepted: application/json, application/yaml, application/cbor" {
 			t.Fatalf("%+v", st)
 		}

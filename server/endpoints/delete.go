@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
@@ -32,7 +33,7 @@ const deleteCollectionPageSize = 10000
 // (deletion.Propagation). With ignoreStoreReadErrorWithClusterBreakingPotential it
 // is the unsafe delete of an object that cannot be read (deleteCorrupt).
 func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, oneObject)
+	out, err := h.negotiate(r, negotiation.OneObject)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 // them. Objects that vanish meanwhile are skipped. Like kube-apiserver it
 // is not atomic: an error ends it with some objects deleted.
 func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, objectList)
+	out, err := h.negotiate(r, negotiation.ObjectList)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -34,7 +36,7 @@ func (r response) statusAs(t *testing.T, want string) metav1.Status {
 	var st metav1.Status
 	var again []byte
 	switch want {
-	case mediaProtobuf:
+	case negotiation.MediaProtobuf:
 		var u runtime.Unknown
 		if _, _, err := protobufEnvelope.Decode(r.body, nil, &u); err != nil {
 			t.Fatalf("not a protobuf envelope: %v: %q", err, r.body)
@@ -51,7 +53,7 @@ func (r response) statusAs(t *testing.T, want string) metav1.Status {
 			t.Fatal(err)
 		}
 		again = b.Bytes()
-	case mediaCBOR:
+	case negotiation.MediaCBOR:
 		if !wire.IsCBOR(r.body) {
 			t.Fatalf("not self-described CBOR: %q", r.body)
 		}
@@ -59,7 +61,7 @@ func (r response) statusAs(t *testing.T, want string) metav1.Status {
 			t.Fatal(err)
 		}
 		again = reencode(t, &st)
-	case mediaYAML:
+	case negotiation.MediaYAML:
 		if err := yaml.UnmarshalStrict(r.body, &st); err != nil {
 			t.Fatalf("not YAML: %v: %s", err, r.body)
 		}
@@ -85,7 +87,7 @@ func (r response) statusAs(t *testing.T, want string) metav1.Status {
 func (r response) rawJSONStatus(t *testing.T, code int, reason metav1.StatusReason) metav1.Status {
 	t.Helper()
 	var st metav1.Status
-	if err := json.Unmarshal(r.body, &st); err != nil || r.header.Get("Content-Type") != mediaJSON {
+	if err := json.Unmarshal(r.body, &st); err != nil || r.header.Get("Content-Type") != negotiation.MediaJSON {
 		t.Fatalf("%q: not JSON: %v: %s", r.header.Get("Content-Type"), err, r.body)
 	}
 	want, _ := json.MarshalIndent(&st, "", "  ")
@@ -120,19 +122,19 @@ func TestErrorNegotiated(t *testing.T) {
 	for _, tc := range []struct {
 		accept, want string
 	}{
-		{"", mediaJSON},
-		{"*/*", mediaJSON},
-		{"application/*", mediaJSON},
-		{"application/json", mediaJSON},
-		{"application/yaml", mediaYAML},
-		{"application/cbor", mediaCBOR},
-		{"application/vnd.kubernetes.protobuf", mediaProtobuf},
+		{"", negotiation.MediaJSON},
+		{"*/*", negotiation.MediaJSON},
+		{"application/*", negotiation.MediaJSON},
+		{"application/json", negotiation.MediaJSON},
+		{"application/yaml", negotiation.MediaYAML},
+		{"application/cbor", negotiation.MediaCBOR},
+		{"application/vnd.kubernetes.protobuf", negotiation.MediaProtobuf},
 		// client-go's protobuf clients: protobuf first, JSON as fallback.
-		{"application/vnd.kubernetes.protobuf,application/json", mediaProtobuf},
-		{"application/json;q=0.5, application/vnd.kubernetes.protobuf", mediaProtobuf},
+		{"application/vnd.kubernetes.protobuf,application/json", negotiation.MediaProtobuf},
+		{"application/json;q=0.5, application/vnd.kubernetes.protobuf", negotiation.MediaProtobuf},
 		// kubectl: the Table clause is skipped, an error is no Table.
-		{table + ",application/json", mediaJSON},
-		{table + ",application/vnd.kubernetes.protobuf", mediaProtobuf},
+		{table + ",application/json", negotiation.MediaJSON},
+		{table + ",application/vnd.kubernetes.protobuf", negotiation.MediaProtobuf},
 	} {
 		st := e.do("GET", missing, "", "", "Accept", tc.accept).statusAs(t, tc.want)
 		if st.Code != http.StatusNotFound || st.Reason != metav1.StatusReasonNotFound || st.Details == nil || st.Details.Name != "missing" ||
@@ -142,7 +144,7 @@ func TestErrorNegotiated(t *testing.T) {
 	}
 
 	t.Run("invalid, with causes", func(t *testing.T) {
-		st := e.do("POST", base, "application/json", `{"metadata":{"name":"Bad_Name"}}`, "Accept", mediaProtobuf).statusAs(t, mediaProtobuf)
+		st := e.do("POST", base, "application/json", `{"metadata":{"name":"Bad_Name"}}`, "Accept", negotiation.MediaProtobuf).statusAs(t, negotiation.MediaProtobuf)
 		if st.Code != http.StatusUnprocessableEntity || st.Reason != metav1.StatusReasonInvalid || st.Details == nil || len(st.Details.Causes) == 0 ||
 			st.Details.Causes[0].Field != "metadata.name" {
 			t.Fatalf("%+v", st)
@@ -154,7 +156,7 @@ func TestErrorNegotiated(t *testing.T) {
 
 	t.Run("conflict", func(t *testing.T) {
 		body := `{"metadata":{"name":"a","resourceVersion":"1"},"data":{"k":"w"}}`
-		for _, accept := range []string{mediaCBOR, mediaProtobuf} {
+		for _, accept := range []string{negotiation.MediaCBOR, negotiation.MediaProtobuf} {
 			st := e.do("PUT", base+"/a", "application/json", body, "Accept", accept).statusAs(t, accept)
 			if st.Code != http.StatusConflict || st.Reason != metav1.StatusReasonConflict {
 				t.Fatalf("%+v", st)
@@ -164,11 +166,11 @@ func TestErrorNegotiated(t *testing.T) {
 
 	t.Run("a watch that fails before its stream", func(t *testing.T) {
 		for accept, want := range map[string]string{
-			"application/vnd.kubernetes.protobuf;stream=watch": mediaProtobuf,
-			"application/vnd.kubernetes.protobuf":              mediaProtobuf,
-			"application/cbor":                                 mediaCBOR,
-			"application/json;stream=watch":                    mediaJSON,
-			"application/yaml;stream=watch, */*":               mediaJSON, // YAML has no stream
+			"application/vnd.kubernetes.protobuf;stream=watch": negotiation.MediaProtobuf,
+			"application/vnd.kubernetes.protobuf":              negotiation.MediaProtobuf,
+			"application/cbor":                                 negotiation.MediaCBOR,
+			"application/json;stream=watch":                    negotiation.MediaJSON,
+			"application/yaml;stream=watch, */*":               negotiation.MediaJSON, // YAML has no stream
 		} {
 			st := e.do("GET", base+"?watch=true&fieldSelector=spec.nothing%3Dx", "", "", "Accept", accept).statusAs(t, want)
 			if st.Code != http.StatusBadRequest {
@@ -196,36 +198,36 @@ func TestErrorNegotiated(t *testing.T) {
 		// custom resource; a client that also takes JSON gets the object.
 		e.createWidget("neg", "a", "red")
 		widgets := widgetsPath + "neg/widgets"
-		st := e.do("GET", widgets+"/a", "", "", "Accept", mediaProtobuf).statusAs(t, mediaProtobuf)
+		st := e.do("GET", widgets+"/a", "", "", "Accept", negotiation.MediaProtobuf).statusAs(t, negotiation.MediaProtobuf)
 		if st.Code != http.StatusNotAcceptable || st.Reason != metav1.StatusReasonNotAcceptable {
 			t.Fatalf("%+v", st)
 		}
-		e.do("GET", widgets+"/a", "", "", "Accept", mediaProtobuf+", application/json").widget(t, http.StatusOK)
+		e.do("GET", widgets+"/a", "", "", "Accept", negotiation.MediaProtobuf+", application/json").widget(t, http.StatusOK)
 	})
 
 	t.Run("unknown path", func(t *testing.T) {
 		path := "/api/v1/nothings"
-		st := e.do("GET", path, "", "", "Accept", mediaProtobuf).statusAs(t, mediaProtobuf)
+		st := e.do("GET", path, "", "", "Accept", negotiation.MediaProtobuf).statusAs(t, negotiation.MediaProtobuf)
 		if st.Code != http.StatusNotFound || st.Message != "the server could not find the requested resource" {
 			t.Fatalf("%+v", st)
 		}
 		// CBOR only where the server says it serves it (WithCBOR).
-		e.do("GET", path, "", "", "Accept", mediaCBOR).rawJSONStatus(t, http.StatusNotFound, metav1.StatusReasonNotFound)
+		e.do("GET", path, "", "", "Accept", negotiation.MediaCBOR).rawJSONStatus(t, http.StatusNotFound, metav1.StatusReasonNotFound)
 		srv := httptest.NewServer(responsewriters.WithCBOR(e.srv.Config.Handler, true))
 		t.Cleanup(srv.Close)
 		withCBOR := &env{t: t, ctx: e.ctx, srv: srv}
-		withCBOR.do("GET", path, "", "", "Accept", mediaCBOR).statusAs(t, mediaCBOR)
+		withCBOR.do("GET", path, "", "", "Accept", negotiation.MediaCBOR).statusAs(t, negotiation.MediaCBOR)
 	})
 
 	t.Run("CBOR off", func(t *testing.T) {
-		l := DefaultLimits()
+		l := request.DefaultLimits()
 		l.CBOR = false
 		srv := httptest.NewServer(NewHandler(NewResource(def, configMaps, WithLimits(l))))
 		t.Cleanup(srv.Close)
 		off := &env{t: t, ctx: e.ctx, srv: srv}
-		off.do("GET", missing, "", "", "Accept", mediaCBOR+", application/yaml").statusAs(t, mediaYAML)
-		off.do("GET", missing, "", "", "Accept", mediaCBOR).rawJSONStatus(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
-		off.do("GET", missing, "", "", "Accept", mediaProtobuf).statusAs(t, mediaProtobuf)
+		off.do("GET", missing, "", "", "Accept", negotiation.MediaCBOR+", application/yaml").statusAs(t, negotiation.MediaYAML)
+		off.do("GET", missing, "", "", "Accept", negotiation.MediaCBOR).rawJSONStatus(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
+		off.do("GET", missing, "", "", "Accept", negotiation.MediaProtobuf).statusAs(t, negotiation.MediaProtobuf)
 	})
 }
 
@@ -239,15 +241,15 @@ func TestWriteError(t *testing.T) {
 		srv := httptest.NewServer(responsewriters.WithCBOR(h, cbor))
 		t.Cleanup(srv.Close)
 		e := &env{t: t, ctx: t.Context(), srv: srv}
-		want := mediaJSON
+		want := negotiation.MediaJSON
 		if cbor {
-			want = mediaCBOR
+			want = negotiation.MediaCBOR
 		}
 		r := e.do("GET", "/", "", "", "Accept", "application/cbor, application/json")
 		if st := r.statusAs(t, want); st.Code != http.StatusTooManyRequests || r.header.Get("Retry-After") != "1" {
 			t.Fatalf("%+v, Retry-After %q", st, r.header.Get("Retry-After"))
 		}
-		e.do("GET", "/", "", "", "Accept", mediaProtobuf).statusAs(t, mediaProtobuf)
+		e.do("GET", "/", "", "", "Accept", negotiation.MediaProtobuf).statusAs(t, negotiation.MediaProtobuf)
 	}
 }
 

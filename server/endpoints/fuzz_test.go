@@ -52,7 +52,7 @@ func FuzzListOptions(f *testing.F) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.URL.RawQuery = query
 		r.Header.Set("Accept", accept)
-		for _, a := range []answer{oneObject, objectList, eventStream} {
+		for _, a := range []negotiation.Answer{negotiation.OneObject, negotiation.ObjectList, negotiation.EventStream} {
 			if _, err := negotiation.Negotiate(r, a, negotiation.Formats{CBOR: true, Protobuf: true}); err != nil {
 				wantClientError(t, "accept "+accept, err)
 			}

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"net/http"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/storage"
@@ -12,7 +13,7 @@ import (
 // the same object). ?resourceVersion= is passed to storage: "" is a
 // consistent read, "0" any state, N at least N.
 func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, oneObject)
+	out, err := h.negotiate(r, negotiation.OneObject)
 	if err != nil {
 		return err
 	}
@@ -27,7 +28,7 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if err != nil {
 		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
-	if raw != nil && out.Target == asObject && (out.Encoding == encJSON || out.Encoding == encYAML) &&
+	if raw != nil && out.Target == negotiation.AsObject && (out.Encoding == negotiation.JSON || out.Encoding == negotiation.YAML) &&
 		obj.GetObjectKind().GroupVersionKind() == h.gvk {
 		// The store's JSON is what encodeObject would write.
 		return responsewriters.WriteEncoded(w, out, http.StatusOK, raw, nil)

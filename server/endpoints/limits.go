@@ -8,33 +8,23 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/hook"
 )
-
-// Limits bound what one request may make a resource's handler do
-// (request.Limits).
-type Limits = request.Limits
-
-// DefaultStrategicMergePatchMaxListElements is
-// request.DefaultStrategicMergePatchMaxListElements, for the server's flags.
-const DefaultStrategicMergePatchMaxListElements = request.DefaultStrategicMergePatchMaxListElements
-
-// DefaultLimits returns the limits a resource has unless WithLimits says
-// otherwise (request.DefaultLimits).
-func DefaultLimits() Limits { return request.DefaultLimits() }
 
 // Option configures a resource's handler.
 type Option func(*handlerConfig)
 
 // handlerConfig is what Options set.
 type handlerConfig struct {
-	limits        Limits
-	schemas       *Schemas
+	limits        request.Limits
+	schemas       *patch.Schemas
 	typeConverter managedfields.TypeConverter
 	schemaCheck   *schemacheck.Check
-	versions      KindVersions
+	versions      fieldmanager.KindVersions
 	hooks         strategy.Hooks
 	// admission is WithAdmission's; nil for the kind's stages alone.
 	admission *admission.Chain
@@ -42,8 +32,8 @@ type handlerConfig struct {
 	authorizer authorizer.Authorizer
 }
 
-// WithLimits sets the resource's limits (default DefaultLimits()).
-func WithLimits(l Limits) Option { return func(c *handlerConfig) { c.limits = l } }
+// WithLimits sets the resource's limits (default request.DefaultLimits()).
+func WithLimits(l request.Limits) Option { return func(c *handlerConfig) { c.limits = l } }
 
 // WithSchemaCheck sets the check that defaults and validates the
 // resource's writes, built by schemacheck.New from the resource's Schema.

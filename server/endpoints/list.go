@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/endpoints/listwriter"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/storage"
@@ -20,9 +21,9 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
-	a := objectList
+	a := negotiation.ObjectList
 	if lr.Watch {
-		a = eventStream
+		a = negotiation.EventStream
 	}
 	out, err := h.negotiate(r, a)
 	if err != nil {
@@ -39,7 +40,7 @@ func (h *handler[O]) listOrWatch(w http.ResponseWriter, r *http.Request, rt rout
 // never exists as one buffer: memory per list is one item's encoding plus
 // the writers' buffers. Only YAML, a rare request, is built whole to be
 // converted.
-func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
+func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.List, out negotiation.Output) error {
 	v := storageerr.List
 	if lr.Options.Continue != "" {
 		v = storageerr.Continue
@@ -57,13 +58,13 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.Lis
 
 // writeList answers with items as one list in the negotiated form
 // (listwriter.Write).
-func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
+func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out negotiation.Output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
 	return listwriter.Write(w, r, h.lists(), out, items, raw, enc, lm)
 }
 
 // encodeList writes items as one JSON document in the negotiated view
 // (listwriter.EncodeJSON).
-func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out output) error {
+func (h *handler[O]) encodeList(w io.Writer, items []O, raw [][]byte, lm metav1.ListMeta, out negotiation.Output) error {
 	return listwriter.EncodeJSON(w, h.lists(), items, raw, lm, out)
 }
 

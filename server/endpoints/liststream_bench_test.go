@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
@@ -57,7 +58,7 @@ func BenchmarkListResponse(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var buf bytes.Buffer
-				if err := h.encodeList(&buf, items, raw, lm, output{}); err != nil {
+				if err := h.encodeList(&buf, items, raw, lm, negotiation.Output{}); err != nil {
 					b.Fatal(err)
 				}
 				data := buf.Bytes()
@@ -76,7 +77,7 @@ func BenchmarkListResponse(b *testing.B) {
 			w := &discardResponse{header: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := h.writeList(w, req, output{Gzip: gz}, items, raw, nil, lm); err != nil {
+				if err := h.writeList(w, req, negotiation.Output{Gzip: gz}, items, raw, nil, lm); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -44,21 +44,6 @@ func (h *handler[O]) withoutManagedFieldsIfTooLarge(write func(drop bool) (O, er
 // "live" object of a create.
 func (h *handler[O]) newObject() O { return h.managed.NewObject() }
 
-// managerName is who a write is recorded as made by
-// (fieldmanager.ManagerName).
-func managerName(fieldManager, userAgent string) string {
-	return fieldmanager.ManagerName(fieldManager, userAgent)
-}
-
-// errNotConvertible is returned for a conversion the field manager never
-// asks for, or an apply that produced another type.
-var errNotConvertible = fieldmanager.ErrNotConvertible
-
-// KindVersions are the served versions of a resource's kind, the
-// resource's own among them, and the conversion of objects between any two
-// of them (the registry's convert.Versions).
-type KindVersions = fieldmanager.KindVersions
-
 // WithVersions sets the versions of the resource's kind. The field
 // manager records each manager's fields in the version it wrote through,
 // and compares a write with another manager's fields in that manager's
@@ -68,6 +53,6 @@ type KindVersions = fieldmanager.KindVersions
 // it for every resource. Without it the resource's kind has one version:
 // managed fields recorded in any other are dropped on the next write, as
 // kube-apiserver drops those of a version its scheme does not know.
-func WithVersions(v KindVersions) Option {
+func WithVersions(v fieldmanager.KindVersions) Option {
 	return func(c *handlerConfig) { c.versions = v }
 }

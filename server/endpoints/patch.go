@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/kube-openapi/pkg/common"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
@@ -20,64 +20,49 @@ import (
 	"github.com/apiloom/apiloom/server/wire"
 )
 
-// DefaultJSONPatchMaxCopyBytes is patch.DefaultJSONPatchMaxCopyBytes, for
-// the server's flags.
-const DefaultJSONPatchMaxCopyBytes = patch.DefaultJSONPatchMaxCopyBytes
-
-// SetJSONPatchMaxCopyBytes is patch.SetJSONPatchMaxCopyBytes, for the
-// server.
-func SetJSONPatchMaxCopyBytes(n int64) { patch.SetJSONPatchMaxCopyBytes(n) }
-
-// Schemas are the OpenAPI definitions strategic merge patch takes each
-// field's patch strategy and merge key from (patch.Schemas).
-type Schemas = patch.Schemas
-
-// NewSchemas resolves defs, which must not be nil (patch.NewSchemas).
-func NewSchemas(defs common.GetOpenAPIDefinitions) *Schemas { return patch.NewSchemas(defs) }
-
 // WithSchemas gives the resource the server's OpenAPI definitions, which
 // must hold the definition named by the resource's Info.OpenAPIName.
 // Without them strategic merge patch follows the Go struct tags alone, as
 // kube-apiserver does for its built-in types; +listType=map lists then
 // have replace semantics.
-func WithSchemas(s *Schemas) Option { return func(c *handlerConfig) { c.schemas = s } }
+func WithSchemas(s *patch.Schemas) Option { return func(c *handlerConfig) { c.schemas = s } }
 
 // readPatch reads what every PATCH starts with, in kube-apiserver's order:
 // the body's media type (415 unless one of accepted), the answer's, the
 // options, then the body. An apply body must be YAML or JSON (400
 // otherwise), which kube-apiserver checks before anything else.
-func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out output, opts request.WriteOptions, body []byte, err error) {
+func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted []string) (mt string, out negotiation.Output, opts request.WriteOptions, body []byte, err error) {
 	mt, _, err = mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if h.limits.CBOR && slices.Contains(accepted, mediaApplyPatch) {
-		accepted = append(slices.Clip(accepted), mediaApplyCBOR)
+	if h.limits.CBOR && slices.Contains(accepted, negotiation.MediaApplyPatch) {
+		accepted = append(slices.Clip(accepted), negotiation.MediaApplyCBOR)
 	}
 	if err != nil || !slices.Contains(accepted, mt) {
-		return "", output{}, request.WriteOptions{}, nil, negotiation.UnsupportedMediaType(accepted...)
+		return "", negotiation.Output{}, request.WriteOptions{}, nil, negotiation.UnsupportedMediaType(accepted...)
 	}
-	cborApply := mt == mediaApplyCBOR
+	cborApply := mt == negotiation.MediaApplyCBOR
 	if cborApply {
 		// An apply in CBOR is the same apply in JSON (which is YAML).
-		mt = mediaApplyPatch
+		mt = negotiation.MediaApplyPatch
 	}
-	if out, err = h.negotiate(r, oneObject); err != nil {
-		return "", output{}, request.WriteOptions{}, nil, err
+	if out, err = h.negotiate(r, negotiation.OneObject); err != nil {
+		return "", negotiation.Output{}, request.WriteOptions{}, nil, err
 	}
 	if opts, err = request.ParsePatchOptions(r.URL.Query(), mt); err != nil {
-		return "", output{}, request.WriteOptions{}, nil, err
+		return "", negotiation.Output{}, request.WriteOptions{}, nil, err
 	}
 	if body, err = h.readBody(w, r); err != nil {
-		return "", output{}, request.WriteOptions{}, nil, err
+		return "", negotiation.Output{}, request.WriteOptions{}, nil, err
 	}
 	if cborApply {
 		if body, err = wire.CBORToJSON(body); err != nil {
-			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			return "", negotiation.Output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
 	}
-	if mt == mediaApplyPatch {
+	if mt == negotiation.MediaApplyPatch {
 		// kube-apiserver converts the body to JSON (for its audit log)
 		// first; a body that is neither YAML nor JSON fails there.
 		if _, err := utilyaml.ToJSON(body); err != nil {
-			return "", output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+			return "", negotiation.Output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 		}
 	}
 	return mt, out, opts, body, nil
@@ -94,7 +79,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
-	if mt == mediaApplyPatch {
+	if mt == negotiation.MediaApplyPatch {
 		return h.apply(w, r, rt, out, opts, body)
 	}
 	p, err := patch.Parse(mt, body, opts.Strict())
@@ -102,7 +87,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 		return err
 	}
 	var warnings []string
-	manager := managerName(opts.FieldManager, r.UserAgent())
+	manager := fieldmanager.ManagerName(opts.FieldManager, r.UserAgent())
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
 		return h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 			var zero O

@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,7 +36,7 @@ func TestProtobufPartialViews(t *testing.T) {
 	e.createWidget("pb", "b", "blue")
 	accept := "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 	r := e.do("GET", widgetsPath+"pb/widgets", "", "", "Accept", accept)
-	if r.code != 200 || r.header.Get("Content-Type") != mediaProtobuf {
+	if r.code != 200 || r.header.Get("Content-Type") != negotiation.MediaProtobuf {
 		t.Fatalf("%d %q: %q", r.code, r.header.Get("Content-Type"), r.body)
 	}
 	var u runtime.Unknown

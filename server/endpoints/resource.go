@@ -48,7 +48,7 @@ type handler[O resource.Object] struct {
 	columns *tableconvert.Columns
 	// now is the clock Table ages are measured with.
 	now    func() time.Time
-	limits Limits
+	limits request.Limits
 	// protobuf is true when the kind's type has protobuf methods (a
 	// built-in kind's), so request bodies may be protobuf.
 	protobuf bool
@@ -83,7 +83,7 @@ var _ Resource = (*handler[resource.Object])(nil)
 // WithSchemaCheck gives no check. Managed fields are kept, and server-side
 // apply merges, by the type converter WithTypeConverter gives.
 func NewResource[O resource.Object](def *resource.Definition[O], store storage.Interface[O], opts ...Option) Resource {
-	cfg := handlerConfig{limits: DefaultLimits()}
+	cfg := handlerConfig{limits: request.DefaultLimits()}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -15,19 +15,19 @@ import (
 // itself, a one-row Table or its PartialObjectMetadata. Errors it returns
 // were found before anything was written; as negotiate validated the form,
 // they can only be encoding failures.
-func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, obj O, warnings []string) error {
+func (h *handler[O]) writeObject(w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {
-	case asObject:
+	case negotiation.AsObject:
 		data, err = h.encodeObject(obj, out)
-	case asTable:
+	case negotiation.AsTable:
 		var t *metav1.Table
 		if t, err = h.table([]O{obj}, nil, out, true); err == nil {
 			t.ResourceVersion = obj.GetResourceVersion()
 			data, err = responsewriters.EncodeView(t, out)
 		}
-	default: // asPartial; negotiate refused the list view
+	default: // negotiation.AsPartial; negotiate refused the list view
 		data, err = responsewriters.EncodeView(out.PartialObject(obj), out)
 	}
 	if err != nil {
@@ -37,7 +37,7 @@ func (h *handler[O]) writeObject(w http.ResponseWriter, out output, code int, ob
 }
 
 // encodeObject encodes obj, of the resource's kind, as out asks.
-func (h *handler[O]) encodeObject(obj O, out output) ([]byte, error) {
+func (h *handler[O]) encodeObject(obj O, out negotiation.Output) ([]byte, error) {
 	switch out.Encoding {
 	case negotiation.CBOR:
 		return wire.EncodeObjectCBOR(obj, h.gvk)
@@ -49,6 +49,6 @@ func (h *handler[O]) encodeObject(obj O, out output) ([]byte, error) {
 
 // table renders items as a Table with the resource's columns, its ages
 // measured by the handler's clock (tableconvert.Table).
-func (h *handler[O]) table(items []O, raw [][]byte, out output, headers bool) (*metav1.Table, error) {
+func (h *handler[O]) table(items []O, raw [][]byte, out negotiation.Output, headers bool) (*metav1.Table, error) {
 	return tableconvert.Table(h.columns, items, raw, out, headers, h.now())
 }

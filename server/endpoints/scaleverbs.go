@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -47,7 +49,7 @@ func (h *handler[O]) scaledObject(ctx context.Context, sc *autoscalingv1.Scale, 
 // getScale serves GET of .../{name}/scale: the object's Scale. An object
 // without a spec replicas field has none: 500, as upstream.
 func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, oneObject)
+	out, err := h.negotiate(r, negotiation.OneObject)
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) 
 // the object is; with one, that must be the object's (409 otherwise). It
 // never creates (404).
 func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, oneObject)
+	out, err := h.negotiate(r, negotiation.OneObject)
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err := h.checkName(in, rt); err != nil {
 		return err
 	}
-	manager := managerName(opts.FieldManager, r.UserAgent())
+	manager := fieldmanager.ManagerName(opts.FieldManager, r.UserAgent())
 	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
 		old, content, sh, err := h.scale.Current(current)
@@ -129,12 +131,12 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 		return err
 	}
 	var p patch.Parsed
-	if mt != mediaApplyPatch {
+	if mt != negotiation.MediaApplyPatch {
 		if p, err = patch.Parse(mt, body, opts.Strict()); err != nil {
 			return err
 		}
 	}
-	manager := managerName(opts.FieldManager, r.UserAgent())
+	manager := fieldmanager.ManagerName(opts.FieldManager, r.UserAgent())
 	var warnings []string
 	result, err := h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {
 		var zero O
@@ -143,7 +145,7 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 			return zero, err
 		}
 		var sc *autoscalingv1.Scale
-		if mt == mediaApplyPatch {
+		if mt == negotiation.MediaApplyPatch {
 			sc, warnings, err = h.applyScale(old, body, opts)
 		} else if sc, warnings, err = patchScaleObject(p, old, opts); err == nil {
 			sc = h.scale.Track(old, sc, manager)
@@ -217,13 +219,13 @@ func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts requ
 	}
 	sc, ok := merged.(*autoscalingv1.Scale)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: apply produced %T", errNotConvertible, merged)
+		return nil, nil, fmt.Errorf("%w: apply produced %T", fieldmanager.ErrNotConvertible, merged)
 	}
 	return sc, warnings, nil
 }
 
 // writeStoredScale answers a write with the Scale of the object it stored.
-func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, warnings []string) error {
+func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out negotiation.Output, obj O, warnings []string) error {
 	sc, _, err := h.scale.Stored(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -234,13 +236,13 @@ func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out output, obj O, 
 // writeScale answers with sc in the negotiated form: the Scale, a
 // one-row Table of its replicas, as kube-apiserver's scale Table has
 // them, or its PartialObjectMetadata.
-func (h *handler[O]) writeScale(w http.ResponseWriter, out output, sc *autoscalingv1.Scale, warnings []string) error {
+func (h *handler[O]) writeScale(w http.ResponseWriter, out negotiation.Output, sc *autoscalingv1.Scale, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {
-	case asObject:
+	case negotiation.AsObject:
 		data, err = responsewriters.EncodeView(sc, out)
-	case asTable:
+	case negotiation.AsTable:
 		var t *metav1.Table
 		if t, err = scale.Table(sc, out, h.now()); err == nil {
 			data, err = responsewriters.EncodeView(t, out)

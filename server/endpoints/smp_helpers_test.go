@@ -12,6 +12,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
@@ -194,7 +195,7 @@ func newRigEnv(t *testing.T, schemas bool, opts ...Option) *rigEnv {
 	def := rigDefinition()
 	store := storage.New(c, storage.ResourcePrefix("/registry", &def.Info), def)
 	if schemas {
-		opts = append(opts, WithSchemas(NewSchemas(rigDefinitions)))
+		opts = append(opts, WithSchemas(patch.NewSchemas(rigDefinitions)))
 	}
 	srv := httptest.NewServer(NewHandler(NewResource(def, store, opts...)))
 	t.Cleanup(srv.Close)

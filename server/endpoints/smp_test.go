@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -229,7 +230,7 @@ func (s retryingStore) GuaranteedUpdate(ctx context.Context, key string, pre *st
 func TestStrategicPatchRetried(t *testing.T) {
 	e := newRigEnv(t, true)
 	def := rigDefinition()
-	h := NewHandler(NewResource(def, retryingStore{e.rigs}, WithSchemas(NewSchemas(rigDefinitions))))
+	h := NewHandler(NewResource(def, retryingStore{e.rigs}, WithSchemas(patch.NewSchemas(rigDefinitions))))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e.createRig("retry", "r", rigSpecJSON)

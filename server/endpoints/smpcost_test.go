@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 )
@@ -16,7 +17,7 @@ import (
 // TestStrategicPatchWorkLimit: a patch whose merge would exceed the
 // budget is a 413 before any merging, and changes nothing.
 func TestStrategicPatchWorkLimit(t *testing.T) {
-	l := DefaultLimits()
+	l := request.DefaultLimits()
 	l.StrategicMergePatchMaxListElements = 10
 	e := newRigEnv(t, true, WithLimits(l))
 	base := rigsPath + "work/rigs/"
@@ -50,11 +51,11 @@ func TestStrategicPatchWorkLimit(t *testing.T) {
 }
 
 // BenchmarkStrategicPatchAtLimit measures the slowest merges the default
-// limit lets through, one list of DefaultStrategicMergePatchMaxListElements
+// limit lets through, one list of request.DefaultStrategicMergePatchMaxListElements
 // elements: what one patch attempt may cost the server at most.
 func BenchmarkStrategicPatchAtLimit(b *testing.B) {
-	h := NewResource(rigDefinition(), nil, WithSchemas(NewSchemas(rigDefinitions))).(*handler[*rig])
-	n := DefaultStrategicMergePatchMaxListElements
+	h := NewResource(rigDefinition(), nil, WithSchemas(patch.NewSchemas(rigDefinitions))).(*handler[*rig])
+	n := request.DefaultStrategicMergePatchMaxListElements
 	ports := func(prefix string, k int) []rigPort {
 		p := make([]rigPort, k)
 		for i := range p {
@@ -98,14 +99,14 @@ func BenchmarkStrategicPatchAtLimit(b *testing.B) {
 // JSON merge patch and as a strategic merge patch (decode, merge, convert
 // to the typed object; no storage).
 func BenchmarkPatchApply(b *testing.B) {
-	h := NewResource(rigDefinition(), nil, WithSchemas(NewSchemas(rigDefinitions))).(*handler[*rig])
+	h := NewResource(rigDefinition(), nil, WithSchemas(patch.NewSchemas(rigDefinitions))).(*handler[*rig])
 	var current rig
 	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
 		b.Fatal(err)
 	}
 	opts := request.WriteOptions{FieldValidation: metav1.FieldValidationWarn}
 	body := []byte(`{"metadata":{"labels":{"b":"2"}},"spec":{"size":3,"params":{"q":"2"}}}`)
-	for _, mt := range []string{mediaMergePatch, patch.MediaStrategicMergePatch} {
+	for _, mt := range []string{negotiation.MediaMergePatch, patch.MediaStrategicMergePatch} {
 		b.Run(mt[len("application/"):], func(b *testing.B) {
 			p, err := patch.Parse(mt, body, opts.Strict())
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -34,7 +35,7 @@ func FuzzStrategicPatch(f *testing.F) {
 	} {
 		f.Add([]byte(p), "Warn")
 	}
-	h := NewResource(rigDefinition(), nil, WithSchemas(NewSchemas(rigDefinitions))).(*handler[*rig])
+	h := NewResource(rigDefinition(), nil, WithSchemas(patch.NewSchemas(rigDefinitions))).(*handler[*rig])
 	var current rig
 	if err := json.Unmarshal([]byte(rigOriginal), &current); err != nil {
 		f.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 )
@@ -25,7 +26,7 @@ import (
 // also be allowed unsafe-delete-ignore-read-errors on the object
 // (deletion.AuthorizeUnsafe), so only those trusted to break a cluster's
 // invariants may skip its finalizers and admission.
-func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt route, out output, dryRun bool) error {
+func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt route, out negotiation.Output, dryRun bool) error {
 	if err := deletion.AuthorizeUnsafe(r.Context(), h.authz, h.gvk.GroupVersion(), h.gr, rt.namespace, rt.name); err != nil {
 		return err
 	}
@@ -42,6 +43,6 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 // writeStatus answers with a Status that is the result of a request, not
 // an error, in the negotiated encoding: kube-apiserver returns a Status
 // as it is whatever view (;as=Table) the client asked for.
-func writeStatus(w http.ResponseWriter, out output, s metav1.Status) error {
+func writeStatus(w http.ResponseWriter, out negotiation.Output, s metav1.Status) error {
 	return responsewriters.WriteEncoded(w, out, int(s.Code), responsewriters.EncodeStatusAs(s, out), nil)
 }

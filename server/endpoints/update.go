@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
+	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/endpoints/strategy"
@@ -30,7 +31,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 	if err := h.checkName(in.obj, rt); err != nil {
 		return err
 	}
-	manager := managerName(opts.FieldManager, r.UserAgent())
+	manager := fieldmanager.ManagerName(opts.FieldManager, r.UserAgent())
 	ownerrefs.Dedup(r.Context(), in.obj, false)
 	result, err := h.withoutManagedFieldsIfTooLarge(func(drop bool) (O, error) {
 		return h.guaranteedUpdate(r.Context(), rt, opts.DryRun, func(current O) (O, error) {

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 	"github.com/apiloom/apiloom/server/wire"
@@ -85,7 +86,7 @@ func BenchmarkValidation(b *testing.B) {
 func benchCreate(h *handler[*widget], body []byte, track bool) func(*testing.B) {
 	return func(b *testing.B) {
 		r := httptest.NewRequest("POST", "/", nil)
-		r.Header.Set("Content-Type", mediaJSON)
+		r.Header.Set("Content-Type", negotiation.MediaJSON)
 		now := time.Now()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -109,7 +110,7 @@ func benchCreate(h *handler[*widget], body []byte, track bool) func(*testing.B) 
 // (defaults, validation, hooks).
 func benchWrites(b *testing.B, h *handler[*widget], name string, createBody, updateBody []byte, obj *widget) {
 	r := httptest.NewRequest("POST", "/", nil)
-	r.Header.Set("Content-Type", mediaJSON)
+	r.Header.Set("Content-Type", negotiation.MediaJSON)
 	b.Run("create/"+name, benchCreate(h, createBody, false))
 	current := copyObject(obj)
 	rt := route{namespace: "bench", name: obj.Name}

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
@@ -26,7 +27,7 @@ import (
 // is handed to the connection as a watch.Source and the handler returns:
 // an idle watch then holds no goroutine. Otherwise the handler's goroutine
 // pumps the events, blocking in a storage.Blocking over the same watcher.
-func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.List, out output) error {
+func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.List, out negotiation.Output) error {
 	ws := watch.IsWebSocket(r)
 	var detacher detach.Detacher
 	if !ws {
@@ -80,15 +81,15 @@ func errNoFlusher() error {
 }
 
 // eventEncoder is the watch.Encoder of a watch negotiated as out.
-func (h *handler[O]) eventEncoder(out output) watch.Encoder[O, eventView[O]] {
+func (h *handler[O]) eventEncoder(out negotiation.Output) watch.Encoder[O, eventView[O]] {
 	format := watch.JSON
 	switch out.Encoding {
-	case encCBOR:
+	case negotiation.CBOR:
 		format = watch.CBOR
-	case encProtobuf:
+	case negotiation.Protobuf:
 		format = watch.Protobuf
 	}
-	form := watch.Form{Format: format, Whole: out.Target == asObject}
+	form := watch.Form{Format: format, Whole: out.Target == negotiation.AsObject}
 	return watch.NewEncoder[O](form, eventView[O]{h: h, out: out})
 }
 
@@ -96,20 +97,20 @@ func (h *handler[O]) eventEncoder(out output) watch.Encoder[O, eventView[O]] {
 // and its final Status as the handler encodes them.
 type eventView[O resource.Object] struct {
 	h   *handler[O]
-	out output
+	out negotiation.Output
 }
 
 // Object implements watch.View.
 func (v eventView[O]) Object(obj O, headers bool) ([]byte, error) {
 	switch v.out.Target {
-	case asTable:
+	case negotiation.AsTable:
 		t, err := v.h.table([]O{obj}, nil, v.out, headers)
 		if err != nil {
 			return nil, err
 		}
 		t.ResourceVersion = obj.GetResourceVersion()
 		return responsewriters.EncodeView(t, v.out)
-	case asPartial:
+	case negotiation.AsPartial:
 		return responsewriters.EncodeView(v.out.PartialObject(obj), v.out)
 	default:
 		return v.h.encodeObject(obj, v.out)
@@ -120,7 +121,7 @@ func (v eventView[O]) Object(obj O, headers bool) ([]byte, error) {
 func (v eventView[O]) Status(err error) []byte {
 	st := responsewriters.ToStatus(storageerr.Status(err, v.h.gr, "", storageerr.Watch))
 	switch v.out.Encoding {
-	case encCBOR, encProtobuf:
+	case negotiation.CBOR, negotiation.Protobuf:
 		return responsewriters.EncodeStatusAs(st, v.out)
 	}
 	return responsewriters.EncodeStatus(st)

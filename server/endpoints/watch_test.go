@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 )
 
 // eventTimeout bounds every wait for a watch event.
@@ -226,7 +228,7 @@ func TestWatch(t *testing.T) {
 
 	t.Run("not acceptable", func(t *testing.T) {
 		// A watch has no YAML form; its 406 has, as from kube-apiserver.
-		st := e.do("GET", ns+"?watch=true", "", "", "Accept", "application/yaml").statusAs(t, mediaYAML)
+		st := e.do("GET", ns+"?watch=true", "", "", "Accept", "application/yaml").statusAs(t, negotiation.MediaYAML)
 		if st.Code != 406 || st.Reason != metav1.StatusReasonNotAcceptable || st.Message != "only the following media types are accepted: application/json, application/cbor" {
 			t.Fatalf("%+v", st)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apiloom/apiloom/internal/etcdtest"
 	"github.com/apiloom/apiloom/server/cache"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
@@ -53,7 +54,7 @@ func newStallEnv(t *testing.T, objects int, timeout time.Duration) *stallEnv {
 		t.Fatal(err)
 	}
 	rec := &watchRecorder{Interface: c, started: make(chan struct{}, 64)}
-	limits := DefaultLimits()
+	limits := request.DefaultLimits()
 	limits.WatchWriteTimeout = timeout
 	srv := httptest.NewUnstartedServer(NewHandler(NewResource(def, rec, WithLimits(limits))))
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"log/slog"
 	"slices"
 	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -22,6 +23,8 @@ import (
 	"github.com/apiloom/apiloom/server/convert"
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
+	"github.com/apiloom/apiloom/server/endpoints/patch"
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -40,9 +43,9 @@ type Backend struct {
 	// MaxRequestBytes is the largest request etcd accepts
 	// (storage.DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int
-	// Limits bound each resource's requests (endpoints.DefaultLimits when
+	// Limits bound each resource's requests (request.DefaultLimits when
 	// nil).
-	Limits *endpoints.Limits
+	Limits *request.Limits
 	// TTL overrides the resource.Info.TTL of the resources it names
 	// (--event-ttl for core events); 0 keeps their objects until deleted.
 	TTL map[schema.GroupResource]time.Duration
@@ -111,7 +114,7 @@ type shared struct {
 	// objects when it keeps managed fields and merges applies.
 	tc managedfields.TypeConverter
 	// schemas are the OpenAPI definitions strategic merge patch reads.
-	schemas *endpoints.Schemas
+	schemas *patch.Schemas
 	// versions are the versions of each kind and the conversion between
 	// them, with which the field manager compares a write with the fields
 	// managers own in other versions.
@@ -259,7 +262,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: endpoints.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
+	sh := shared{tc: tc, schemas: patch.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
 	sh.admission = admissionChain(sh.namespaces, b.RBAC)
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.

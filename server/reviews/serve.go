@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
-
-	"github.com/apiloom/apiloom/server/endpoints"
 )
 
 // kindHandler serves one review kind's collection: the create handler of
@@ -135,7 +134,7 @@ func (kh *kindHandler) decodeError(body []byte, gvk *schema.GroupVersionKind, er
 	if gvk != nil && gvk.Kind != "" {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, want, err))
 	}
-	return endpoints.UnrecognizedObject(want, body, err)
+	return request.UnrecognizedObject(want, body, err)
 }
 
 // checkCreateOptions validates dryRun, fieldManager and fieldValidation
