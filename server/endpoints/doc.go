@@ -6,20 +6,17 @@
 //
 // The package is generic and knows no concrete type. NewResource binds one
 // resource.Definition to a storage.Interface (the etcd store or the watch
-// cache); NewHandler routes requests to those resources. Each verb lives in
-// its own file (get.go, list.go, watch.go, create.go, update.go, patch.go,
-// with server-side apply in apply.go, delete.go, with WebSocket watches in
-// websocket.go, and in watchsource.go
-// the watch an HTTP/2 connection pulls without a goroutine of its own:
-// see server/detach); what they share is
-// split by concern: the routes (router.go), query options (options.go),
-// request bodies (body.go), the managed fields every write records
-// (package fieldmanager) and storage errors as API errors (status.go).
-// Content negotiation (package negotiation), writing responses and errors
-// as metav1.Status (package responsewriters), Tables with the resource's
-// printer columns (package tableconvert), the scale subresource's model
-// (package scale) and what a kind's definition does to a write (package
-// strategy) have packages of their own, which never import this one.
+// cache); NewHandler routes requests to those resources (router.go). Each
+// verb is one thin file (get.go, list.go, watch.go, create.go, update.go,
+// patch.go, apply.go, delete.go, scaleverbs.go); a write runs through the
+// server's admission chain (admit.go, prepare.go). What the verbs share has
+// a package of its own, which never imports this one: request options,
+// limits and bodies (request), content negotiation (negotiation),
+// responses and errors (responsewriters, listwriter, tableconvert,
+// storageerr), patching (patch), managed fields (fieldmanager), the scale
+// subresource (scale), watches (watch), deletion (deletion), and what a
+// kind's definition does to a write (strategy). docs/architecture.md says
+// which to touch for what.
 //
 // Objects storage returns may be shared with other readers (the watch
 // cache's are) and are never modified; a watch event the producer encoded
