@@ -36,13 +36,17 @@ func WithWrite(r *http.Request, w http.ResponseWriter, subresource string) *http
 	return r.WithContext(warning.WithWarningRecorder(ctx, a))
 }
 
-// WriteOf is ctx's Write; an empty one outside a write.
+// WriteOf is ctx's Write; outside a write, an empty one shared by all,
+// which adds no warning (it has no response) and must not be changed.
 func WriteOf(ctx context.Context) *Write {
 	if a, ok := ctx.Value(writeKey{}).(*Write); ok {
 		return a
 	}
-	return &Write{}
+	return &noWrite
 }
+
+// noWrite is the Write outside a write.
+var noWrite Write
 
 // SetDryRun records dryRun from DeleteOptions, which may come in a body.
 func SetDryRun(ctx context.Context, dryRun bool) {
