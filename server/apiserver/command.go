@@ -21,6 +21,9 @@ import (
 // --bind-address, ...) and writes its kubeconfig the same way. install is
 // the generated registry's Install. It exits with Command's status.
 func Main(name string, install func(*registry.Registry)) {
+	// Handlers log with their request's context through the default
+	// logger (a failed hook, ...): with its Audit-ID.
+	slog.SetDefault(slog.New(WithAuditIDs(slog.NewTextHandler(os.Stderr, nil))))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Command(ctx, name, install, os.Args[1:], os.Stderr)
 	stop()
@@ -59,7 +62,7 @@ func Command(ctx context.Context, name string, install func(*registry.Registry),
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(WithAuditIDs(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 
 	reg := &registry.Registry{}
 	install(reg)

@@ -45,7 +45,7 @@ func configureHTTP2(hs *http.Server, o *Options, log *slog.Logger) error {
 	switch o.HTTP2Server {
 	case HTTP2ServerApiloom:
 		h2.Configure(hs, &h2.Server{
-			MaxConcurrentStreams: uint32(o.HTTP2MaxStreamsPerConnection),
+			MaxConcurrentStreams: uint32(o.http2MaxStreams()),
 			IdleTimeout:          hs.IdleTimeout,
 			WriteTimeout:         connWriteTimeout,
 			StreamWriteTimeout:   o.WatchWriteTimeout,
@@ -74,7 +74,7 @@ func configureHTTP2(hs *http.Server, o *Options, log *slog.Logger) error {
 // our server bounds how long a stream with data pending may send nothing,
 // and it applies to watches only.
 func goHTTP2Server(o *Options, idle time.Duration) *http2.Server {
-	streams := o.HTTP2MaxStreamsPerConnection
+	streams := o.http2MaxStreams()
 	return &http2.Server{
 		MaxConcurrentStreams:     uint32(streams),
 		IdleTimeout:              idle,

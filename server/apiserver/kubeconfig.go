@@ -43,3 +43,27 @@ func userKubeconfig(serverURL string, caPEM []byte, userName string, cert *authn
 	}
 	return clientcmd.Write(cfg)
 }
+
+// writeKubeconfig writes the admin kubeconfig at s.KubeconfigPath(): the
+// admin's client certificate, or in aggregated mode, where client
+// certificates are the host's to sign, the loopback token.
+func (s *Server) writeKubeconfig(caPEM []byte, admin *authn.ClientCert) error {
+	if admin != nil {
+		return writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, caPEM, admin)
+	}
+	cfg := clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"apiloom": {Server: s.loopbackURL, CertificateAuthorityData: caPEM}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{authn.LoopbackUser: {Token: s.token}},
+		Contexts:       map[string]*clientcmdapi.Context{"apiloom": {Cluster: "apiloom", AuthInfo: authn.LoopbackUser, Namespace: "default"}},
+		CurrentContext: "apiloom",
+	}
+	b, err := clientcmd.Write(cfg)
+	if err != nil {
+		return err
+	}
+	tmp := s.KubeconfigPath() + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.KubeconfigPath())
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,7 +64,10 @@ type Options struct {
 	// get 401 (kube-apiserver's default is on).
 	AnonymousAuth bool
 	// HTTP2MaxStreamsPerConnection is how many concurrent streams (watches
-	// among them) one HTTP/2 client connection may carry.
+	// among them) one HTTP/2 client connection may carry; 0 means
+	// kube-apiserver's 100, or in aggregated mode
+	// AggregatedHTTP2MaxStreams: there one client, the host's aggregator,
+	// carries every user's watches over as few connections as it can.
 	HTTP2MaxStreamsPerConnection int
 	// HTTP2Server names the implementation that serves HTTP/2:
 	// HTTP2ServerApiloom, our own connection (server/internal/h2), which
@@ -183,6 +187,10 @@ type Options struct {
 	// (client-go's ClientsAllowCBOR and ClientsPreferCBOR gates).
 	// Storage stays JSON.
 	CBORServingAndStorage bool
+
+	// Delegation turns on aggregated mode and configures it
+	// (aggregated.go): users and permissions are the host cluster's.
+	Delegation DelegationOptions
 }
 
 // DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
@@ -197,7 +205,6 @@ func DefaultOptions() Options {
 		EtcdMinFreeDiskBytes:         DefaultEtcdMinFreeDiskBytes,
 		BindAddress:                  "127.0.0.1",
 		SecurePort:                   6443,
-		HTTP2MaxStreamsPerConnection: 100, // kube-apiserver's (its flag's 0)
 		HTTP2Server:                  HTTP2ServerApiloom,
 		HTTP2OverheadBudget:          10000,
 		WatchCache:                   true,
@@ -229,6 +236,7 @@ func DefaultOptions() Options {
 		ConcurrentNamespaceSyncs: namespace.DefaultConfig().Workers,
 		APIResponseCompression:   true,
 		CBORServingAndStorage:    true,
+		Delegation:               defaultDelegationOptions(),
 	}
 }
 
@@ -256,7 +264,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens, kube-apiserver's format: token,user,uid[,\"group1,group2\"]; read at start")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "serve requests that carry no credentials as user system:anonymous in group system:unauthenticated (authorization then decides); "+
 		"off, they get 401 Unauthorized (kube-apiserver's default is on; the health checks are served without credentials either way)")
-	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection, "concurrent HTTP/2 streams one client connection may carry; clients open more connections beyond it")
+	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection, "concurrent HTTP/2 streams one client connection may carry; clients open more connections beyond it; "+
+		"0: 100 (kube-apiserver's), or "+strconv.Itoa(AggregatedHTTP2MaxStreams)+" in aggregated mode, where the host's aggregator proxies every user's watches")
 	fs.StringVar(&o.HTTP2Server, "http2-server", o.HTTP2Server, "which implementation serves HTTP/2: "+
 		"'apiloom' (our own connection: an idle watch holds no goroutine or buffer) or "+
 		"'go' (Go's golang.org/x/net/http2, as kube-apiserver: a goroutine per watch; a fallback); "+
@@ -284,6 +293,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"(kine may acknowledge a create it did not store while its database fails; see docs/backends.md)")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	o.addAuthorizationFlags(fs)
+	o.addDelegationFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -317,7 +327,7 @@ func (o *Options) Validate() error {
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		errs = append(errs, fmt.Errorf("--secure-port %d is out of range", o.SecurePort))
 	}
-	if o.HTTP2MaxStreamsPerConnection < 1 || o.HTTP2MaxStreamsPerConnection > 1<<20 {
+	if o.HTTP2MaxStreamsPerConnection < 0 || o.HTTP2MaxStreamsPerConnection > 1<<20 {
 		errs = append(errs, fmt.Errorf("--http2-max-streams-per-connection %d is out of range", o.HTTP2MaxStreamsPerConnection))
 	}
 	if o.HTTP2Server != HTTP2ServerApiloom && o.HTTP2Server != HTTP2ServerGo {
@@ -341,6 +351,7 @@ func (o *Options) Validate() error {
 		}
 	}
 	errs = append(errs, o.validateAuthorization()...)
+	errs = append(errs, o.validateDelegation()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}
@@ -405,6 +416,23 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration must hold, all positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// AggregatedHTTP2MaxStreams is --http2-max-streams-per-connection's
+// default in aggregated mode: thousands of watches through one connection
+// of the aggregator, which an idle stream of our HTTP/2 server carries
+// without a goroutine or buffer (docs/aggregation.md).
+const AggregatedHTTP2MaxStreams = 10000
+
+// http2MaxStreams is the stream limit of one HTTP/2 connection.
+func (o *Options) http2MaxStreams() int {
+	switch {
+	case o.HTTP2MaxStreamsPerConnection > 0:
+		return o.HTTP2MaxStreamsPerConnection
+	case o.Aggregated():
+		return AggregatedHTTP2MaxStreams
+	}
+	return 100
 }
 
 func (o *Options) path(name ...string) string {

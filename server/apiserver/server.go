@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apiserver/pkg/endpoints/filters"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 
@@ -60,6 +61,12 @@ type Server struct {
 func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.Aggregated() {
+		// The host cluster serves the built-in kinds and decides who may
+		// do what, and its kube-controller-manager collects garbage and
+		// empties deleted namespaces through the aggregator.
+		opts.BuiltinAPIs, opts.AuthorizationModes, opts.Controllers = nil, nil, nil
 	}
 	reg, err := selectBuiltins(reg, opts.BuiltinAPIs)
 	if err != nil {
@@ -117,16 +124,24 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	authSetup, err := newAuthentication(&s.opts, token)
-	if err != nil {
-		return err
-	}
-	for _, note := range authSetup.notes {
-		s.log.Warn("client certificates: " + note)
-	}
-
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var authSetup *authentication
+	var host *delegation
+	if s.opts.Aggregated() {
+		if host, err = newDelegation(&s.opts, token, metrics); err != nil {
+			return err
+		}
+		authSetup = &authentication{auth: host.authn}
+	} else {
+		if authSetup, err = newAuthentication(&s.opts, token); err != nil {
+			return err
+		}
+		for _, note := range authSetup.notes {
+			s.log.Warn("client certificates: " + note)
+		}
+	}
 
 	etcd, err := etcdclient.Connect(ctx, s.opts.etcdConfig(), s.log, metrics)
 	if err != nil {
@@ -151,6 +166,9 @@ func (s *Server) Run(ctx context.Context) error {
 	// Both are set once the authorizers exist, before any request.
 	escalation := &escalationResolver{}
 	backend.RBAC, backend.Authorizer = escalation, escalation
+	if host != nil {
+		backend.Namespaces = host.namespaceLifecycle()
+	}
 	served, err := s.registry.Build(requestsCtx, backend)
 	if err != nil {
 		return err
@@ -169,7 +187,11 @@ func (s *Server) Run(ctx context.Context) error {
 			_ = ln.Close()
 		}
 	}()
-	disc, err := discovery.New(append(s.registry.Infos(), reviews.Infos()...), s.registry.OpenAPIDefinitions(), serverVersion(),
+	infos := s.registry.Infos()
+	if host == nil {
+		infos = append(infos, reviews.Infos()...)
+	}
+	disc, err := discovery.New(infos, s.registry.OpenAPIDefinitions(), serverVersion(),
 		discovery.WithServerAddress(advertisedAddress(s.opts.BindAddress, ln)))
 	if err != nil {
 		return err
@@ -191,16 +213,22 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	authz, err := newAuthorizers(s.opts.AuthorizationModes, rbacAuthz)
-	if err != nil {
+	var authz authorizers
+	if host != nil {
+		authz = authorizers{Authorizer: host.authz}
+		host.run(requestsCtx, &background)
+	} else if authz, err = newAuthorizers(s.opts.AuthorizationModes, rbacAuthz); err != nil {
 		return err
 	}
 	escalation.set(authz, rbacAuthz)
 
 	mux := http.NewServeMux()
 	disc.Install(mux)
-	if err := installReviews(mux, authz, s.opts.MaxRequestBodyBytes); err != nil {
-		return err
+	if host == nil {
+		// The host serves the reviews in aggregated mode.
+		if err := installReviews(mux, authz, s.opts.MaxRequestBodyBytes); err != nil {
+			return err
+		}
 	}
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
@@ -235,6 +263,10 @@ func (s *Server) Run(ctx context.Context) error {
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = responsewriters.WithCBOR(handler, cbor)
+	// Outermost, as in kube-apiserver: a request's Audit-ID, the
+	// aggregator's when it proxied the request, else a new one, is in its
+	// context for the logs (withAuditIDs) and echoed in the response.
+	handler = filters.WithAuditInit(handler)
 
 	srv := &http.Server{
 		Handler:           handler,
@@ -244,6 +276,9 @@ func (s *Server) Run(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return requestsCtx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		TLSConfig:         servingTLSConfig(cert.cert, authSetup.clientCAs),
+	}
+	if host != nil {
+		srv.TLSConfig = host.tlsConfig(srv.TLSConfig)
 	}
 	// HTTP/2 is served by our own connection, which carries a watch
 	// without a goroutine or buffer of its own (server/internal/h2), unless
@@ -256,7 +291,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.addr, s.token, s.caPEM = ln.Addr().String(), token, cert.caPEM
 	s.etcdEndpoint = etcd.Endpoint()
 	s.loopbackURL = "https://" + kubeconfigHost(s.opts.BindAddress, ln)
-	if err := writeKubeconfig(s.KubeconfigPath(), s.loopbackURL, cert.caPEM, authSetup.admin); err != nil {
+	if err := s.writeKubeconfig(cert.caPEM, authSetup.admin); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,11 @@ type Backend struct {
 	// writes then pass; nil: they are not checked (--authorization-mode
 	// AlwaysAllow, where anyone may do anything anyway).
 	RBAC rbacescalation.Resolver
+	// Namespaces, when set, is the namespace lifecycle admission of every
+	// write in place of the one over the served Namespaces: an aggregated
+	// server's, which asks the host cluster (upstream's NamespaceLifecycle
+	// on an informer of the host's namespaces).
+	Namespaces k8sadmission.MutationInterface
 	// VerifyCreates reads every create back before acknowledging it
 	// (storage.WithVerifiedCreates), on backends that may acknowledge a
 	// create they did not store (kine).
@@ -226,9 +232,10 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 }
 
 // admissionChain is the server's admission chain (admission.New), with
-// the namespace lifecycle when namespaces are served and RBAC's
-// escalation prevention when the server has a resolver.
-func admissionChain(namespaces *nslifecycle.Lifecycle, rbac rbacescalation.Resolver) *admission.Chain {
+// the namespace lifecycle when there is one (namespaces served, or the
+// host's) and RBAC's escalation prevention when the server has a
+// resolver.
+func admissionChain(namespaces k8sadmission.MutationInterface, rbac rbacescalation.Resolver) *admission.Chain {
 	var p admission.ServerPlugins
 	if namespaces != nil {
 		p.NamespaceLifecycle = namespaces
@@ -263,7 +270,11 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 		return nil, err
 	}
 	sh := shared{tc: tc, schemas: patch.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
-	sh.admission = admissionChain(sh.namespaces, b.RBAC)
+	var namespaces k8sadmission.MutationInterface = b.Namespaces
+	if namespaces == nil && sh.namespaces != nil {
+		namespaces = sh.namespaces
+	}
+	sh.admission = admissionChain(namespaces, b.RBAC)
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {
