@@ -22,9 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/apiserver/pkg/endpoints/filters"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/filters"
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
