@@ -32,12 +32,16 @@ func (c *Cluster) waitAPIServiceAvailable(ctx context.Context, name string, time
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// Each read has its own timeout, not the wait's deadline, so the last
+	// read before the deadline is a whole one and its answer is reported.
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		available, last, err := apiServiceAvailable(ctx, client, name)
+		readCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		available, last, err := apiServiceAvailable(readCtx, client, name)
+		cancel()
 		if err != nil {
 			last = err.Error()
 		} else if available {
@@ -45,6 +49,8 @@ func (c *Cluster) waitAPIServiceAvailable(ctx context.Context, name string, time
 		}
 		select {
 		case <-ctx.Done():
+			return fmt.Errorf("APIService %s: %w (last: %s)", name, ctx.Err(), last)
+		case <-deadline.C:
 			return fmt.Errorf("APIService %s not Available within %v: %s", name, timeout, last)
 		case <-tick.C:
 		}
