@@ -8,7 +8,11 @@
 # (hack/ensure-kubectl.sh builds one when none is installed), protoc too
 # (test/scaffold's make generate runs it; hack/lib/protoc.sh installs
 # Debian's), and h2spec is built from the module pinned in
-# server/internal/h2/testdata/h2spec.
+# server/internal/h2/testdata/h2spec. kube-apiserver and
+# kube-controller-manager v1.37 (internal/hostcluster's host cluster, for
+# the tests of apiloom as an aggregated API server and of the manifests) are
+# built once by hack/ensure-kube-apiserver.sh and named by
+# APILOOM_KUBE_APISERVER and APILOOM_KUBE_CONTROLLER_MANAGER.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -16,6 +20,8 @@ kubectl_dir=$(hack/ensure-kubectl.sh)
 source hack/lib/protoc.sh
 protoc_ensure
 export PATH=$kubectl_dir:$PATH APILOOM_CI=1
+kas_dir=$(hack/ensure-kube-apiserver.sh)
+export APILOOM_KUBE_APISERVER=$kas_dir/kube-apiserver APILOOM_KUBE_CONTROLLER_MANAGER=$kas_dir/kube-controller-manager
 
 echo "== go test ./... (HTTP/2: apiloom's own server)"
 "$GO" test -race -timeout 25m ./...
