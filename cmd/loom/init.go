@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	goversion "go/version"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/mod/modfile"
@@ -31,11 +33,17 @@ type initData struct {
 	Module string
 	// Name is the module path's last element, the project's name.
 	Name string
+	// DeployName is Name as a Kubernetes name: the default of loom
+	// manifests' --name, and of the image make image tags.
+	DeployName string
 	// ApiloomDir is the local checkout a replace directive points at;
 	// empty when ApiloomVersion is a published version.
 	ApiloomDir     string
 	ApiloomVersion string
 	GoVersion      string
+	// GoImageVersion is GoVersion's language version (1.26 of 1.26.0),
+	// the Dockerfile's golang image tag: its newest patch release.
+	GoImageVersion string
 	// Tools are the go.mod tool directives: every generator apiloom-gen
 	// runs, apiloom-gen itself and loom.
 	Tools []string
@@ -59,10 +67,11 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 	if err := checkModulePath(modPath); err != nil {
 		return err
 	}
-	data := initData{Module: modPath, Name: path.Base(modPath)}
+	data := initData{Module: modPath, Name: path.Base(modPath), DeployName: deployName(modPath)}
 	if err := resolveApiloom(&data, apiloomDir); err != nil {
 		return err
 	}
+	data.GoImageVersion = strings.TrimPrefix(goversion.Lang("go"+data.GoVersion), "go")
 	if !force {
 		if err := checkEmpty(dir); err != nil {
 			return err
@@ -78,6 +87,8 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 		{"Makefile", "Makefile.tmpl"},
 		{"README.md", "README.md.tmpl"},
 		{".gitignore", "gitignore.tmpl"},
+		{"Dockerfile", "Dockerfile.tmpl"},
+		{".dockerignore", "dockerignore.tmpl"},
 		{"apis/doc.go", "apis_doc.go.tmpl"},
 		{"cmd/apiserver/main.go", "main.go.tmpl"},
 		{"test/server_test.go", "server_test.go.tmpl"},
