@@ -71,33 +71,14 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 	if err := resolveApiloom(&data, apiloomDir); err != nil {
 		return err
 	}
-	data.GoImageVersion = strings.TrimPrefix(goversion.Lang("go"+data.GoVersion), "go")
 	if !force {
 		if err := checkEmpty(dir); err != nil {
 			return err
 		}
 	}
-	data.Tools = append(slices.Clone(pipeline.Tools),
-		pipeline.ApiloomModule+"/codegen/cmd/apiloom-gen", pipeline.ApiloomModule+"/cmd/loom")
-	slices.Sort(data.Tools)
-
-	var files []file
-	for _, f := range []struct{ path, tmpl string }{
-		{"go.mod", "go.mod.tmpl"},
-		{"Makefile", "Makefile.tmpl"},
-		{"README.md", "README.md.tmpl"},
-		{".gitignore", "gitignore.tmpl"},
-		{"Dockerfile", "Dockerfile.tmpl"},
-		{".dockerignore", "dockerignore.tmpl"},
-		{"apis/doc.go", "apis_doc.go.tmpl"},
-		{"cmd/apiserver/main.go", "main.go.tmpl"},
-		{"test/server_test.go", "server_test.go.tmpl"},
-	} {
-		out, err := render(f.path, f.tmpl, data)
-		if err != nil {
-			return err
-		}
-		files = append(files, out)
+	files, err := initFiles(&data)
+	if err != nil {
+		return err
 	}
 	if err := writeFiles(dir, files, stdout); err != nil {
 		return err
@@ -115,6 +96,35 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 	}
 	fmt.Fprintf(stdout, "\nNext: go tool loom create api --group <group> --version v1 --kind <Kind>, then make generate (see README.md)\n")
 	return nil
+}
+
+// initFiles completes data (the tools, the Go image) and renders the
+// files of a new module with it.
+func initFiles(data *initData) ([]file, error) {
+	data.Tools = append(slices.Clone(pipeline.Tools),
+		pipeline.ApiloomModule+"/codegen/cmd/apiloom-gen", pipeline.ApiloomModule+"/cmd/loom")
+	slices.Sort(data.Tools)
+	data.GoImageVersion = strings.TrimPrefix(goversion.Lang("go"+data.GoVersion), "go")
+
+	var files []file
+	for _, f := range []struct{ path, tmpl string }{
+		{"go.mod", "go.mod.tmpl"},
+		{"Makefile", "Makefile.tmpl"},
+		{"README.md", "README.md.tmpl"},
+		{".gitignore", "gitignore.tmpl"},
+		{"Dockerfile", "Dockerfile.tmpl"},
+		{".dockerignore", "dockerignore.tmpl"},
+		{"apis/doc.go", "apis_doc.go.tmpl"},
+		{"cmd/apiserver/main.go", "main.go.tmpl"},
+		{"test/server_test.go", "server_test.go.tmpl"},
+	} {
+		out, err := render(f.path, f.tmpl, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, out)
+	}
+	return files, nil
 }
 
 // resolveApiloom decides which apiloom the module requires: the local
