@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -356,6 +358,9 @@ func checkStatefulSet(t *testing.T, d *deployed, ns string) {
 		if !slices.Contains(c.Args, flag) {
 			t.Errorf("the server's args lack %s: %v", flag, c.Args)
 		}
+	}
+	if sum := sha256.Sum256(only[*corev1.Secret](t, d, "Secret").Data["tls.crt"]); sts.Spec.Template.Annotations["checksum/serving-cert"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("the pod template's checksum/serving-cert is not the Secret's certificate's: a new one would not roll the pod")
 	}
 	if c.Image != "shop:dev" {
 		t.Errorf("image %q", c.Image)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -326,7 +327,11 @@ func (d *deployment) statefulSet() *appsv1.StatefulSet {
 			ServiceName: d.Name,
 			Selector:    &metav1.LabelSelector{MatchLabels: d.labels()},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: d.labels()},
+				// A new certificate (a re-run near its end, another
+				// namespace) rolls the pod, which reads it at start.
+				ObjectMeta: metav1.ObjectMeta{Labels: d.labels(), Annotations: map[string]string{
+					"checksum/serving-cert": fmt.Sprintf("%x", sha256.Sum256(d.PKI.ServingCert)),
+				}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:           d.Name,
 					AutomountServiceAccountToken: ptr.To(true), // the host kubeconfig's token and CA
