@@ -38,7 +38,7 @@ func TestManifestsDryRunOnHost(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "kubectl not on PATH: %v", err)
 	}
-	host := hostcluster.Start(t, hostcluster.Options{})
+	host := hostcluster.Start(t, hostcluster.Options{RBAC: true})
 
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
