@@ -115,6 +115,9 @@ func runCreateAPI(dir string, args []string, stdout, stderr io.Writer) error {
 		"a field you make required needs a value in the example, and a field whose zero value your markers refuse\n"+
 		"(a MinLength, an Enum without \"\") needs one in the test's new%s%s.\n",
 		typesFile, d.Kind, testFile, exampleFile, d.Accessor, d.Kind)
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(apiServicesManifest))); err == nil && d.NewPackage {
+		fmt.Fprintf(stdout, "%s/%s is a new group version: make manifests adds its APIService to deploy/.\n", d.Group, d.Version)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	goversion "go/version"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/mod/modfile"
@@ -31,11 +33,17 @@ type initData struct {
 	Module string
 	// Name is the module path's last element, the project's name.
 	Name string
+	// DeployName is Name as a Kubernetes name: the default of loom
+	// manifests' --name, and of the image make image tags.
+	DeployName string
 	// ApiloomDir is the local checkout a replace directive points at;
 	// empty when ApiloomVersion is a published version.
 	ApiloomDir     string
 	ApiloomVersion string
 	GoVersion      string
+	// GoImageVersion is GoVersion's language version (1.26 of 1.26.0),
+	// the Dockerfile's golang image tag: its newest patch release.
+	GoImageVersion string
 	// Tools are the go.mod tool directives: every generator apiloom-gen
 	// runs, apiloom-gen itself and loom.
 	Tools []string
@@ -59,7 +67,7 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 	if err := checkModulePath(modPath); err != nil {
 		return err
 	}
-	data := initData{Module: modPath, Name: path.Base(modPath)}
+	data := initData{Module: modPath, Name: path.Base(modPath), DeployName: deployName(modPath)}
 	if err := resolveApiloom(&data, apiloomDir); err != nil {
 		return err
 	}
@@ -68,25 +76,9 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 			return err
 		}
 	}
-	data.Tools = append(slices.Clone(pipeline.Tools),
-		pipeline.ApiloomModule+"/codegen/cmd/apiloom-gen", pipeline.ApiloomModule+"/cmd/loom")
-	slices.Sort(data.Tools)
-
-	var files []file
-	for _, f := range []struct{ path, tmpl string }{
-		{"go.mod", "go.mod.tmpl"},
-		{"Makefile", "Makefile.tmpl"},
-		{"README.md", "README.md.tmpl"},
-		{".gitignore", "gitignore.tmpl"},
-		{"apis/doc.go", "apis_doc.go.tmpl"},
-		{"cmd/apiserver/main.go", "main.go.tmpl"},
-		{"test/server_test.go", "server_test.go.tmpl"},
-	} {
-		out, err := render(f.path, f.tmpl, data)
-		if err != nil {
-			return err
-		}
-		files = append(files, out)
+	files, err := initFiles(&data)
+	if err != nil {
+		return err
 	}
 	if err := writeFiles(dir, files, stdout); err != nil {
 		return err
@@ -104,6 +96,35 @@ func runInit(ctx context.Context, dir string, args []string, stdout, stderr io.W
 	}
 	fmt.Fprintf(stdout, "\nNext: go tool loom create api --group <group> --version v1 --kind <Kind>, then make generate (see README.md)\n")
 	return nil
+}
+
+// initFiles completes data (the tools, the Go image) and renders the
+// files of a new module with it.
+func initFiles(data *initData) ([]file, error) {
+	data.Tools = append(slices.Clone(pipeline.Tools),
+		pipeline.ApiloomModule+"/codegen/cmd/apiloom-gen", pipeline.ApiloomModule+"/cmd/loom")
+	slices.Sort(data.Tools)
+	data.GoImageVersion = strings.TrimPrefix(goversion.Lang("go"+data.GoVersion), "go")
+
+	var files []file
+	for _, f := range []struct{ path, tmpl string }{
+		{"go.mod", "go.mod.tmpl"},
+		{"Makefile", "Makefile.tmpl"},
+		{"README.md", "README.md.tmpl"},
+		{".gitignore", "gitignore.tmpl"},
+		{"Dockerfile", "Dockerfile.tmpl"},
+		{".dockerignore", "dockerignore.tmpl"},
+		{"apis/doc.go", "apis_doc.go.tmpl"},
+		{"cmd/apiserver/main.go", "main.go.tmpl"},
+		{"test/server_test.go", "server_test.go.tmpl"},
+	} {
+		out, err := render(f.path, f.tmpl, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, out)
+	}
+	return files, nil
 }
 
 // resolveApiloom decides which apiloom the module requires: the local

@@ -7,6 +7,7 @@
 //	loom init --module example.com/shop --apiloom ~/src/apiloom
 //	go tool loom create api --group shop.example.com --version v1 --kind Order
 //	make generate && make run
+//	make manifests image && kubectl apply -f deploy/
 //
 // Bad input (a non-empty directory without --force, an invalid module
 // path, group, version or kind, a kind that exists) is refused with a
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 )
 
 func main() {
@@ -41,6 +43,9 @@ const usage = `loom starts and grows a project of your own on apiloom.
       write a new module into the current (empty) directory
   loom create api --group GROUP --version VERSION --kind KIND [--namespaced=false]
       add a kind to the module in the current directory
+  loom manifests [--namespace NS] [--image IMAGE] [--name NAME] [--storage-size SIZE]
+      write deploy/: the server behind a cluster's aggregation layer, one
+      APIService per group version of apis/ (make manifests runs it)
 
 Run a command with --help for its flags.
 `
@@ -62,6 +67,8 @@ func run(ctx context.Context, dir string, args []string, stdout, stderr io.Write
 		err = runInit(ctx, dir, args[1:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "create" && args[1] == "api":
 		err = runCreateAPI(dir, args[2:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "manifests":
+		err = runManifests(dir, args[1:], stdout, stderr, time.Now())
 	case len(args) >= 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprint(stdout, usage)
 		return 0

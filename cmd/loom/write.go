@@ -20,6 +20,8 @@ var templates = template.Must(template.New("").ParseFS(templateFS, "templates/*.
 type file struct {
 	path string
 	data []byte
+	// private: the file holds a private key, readable by its owner only.
+	private bool
 }
 
 // render executes the named template with data into a file at path.
@@ -39,8 +41,18 @@ func writeFiles(dir string, files []file, out io.Writer) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if f.private {
+			mode = 0o600
+		}
+		if err := os.WriteFile(p, f.data, mode); err != nil {
 			return err
+		}
+		// WriteFile keeps an existing file's mode.
+		if f.private {
+			if err := os.Chmod(p, mode); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintln(out, "wrote", f.path)
 	}

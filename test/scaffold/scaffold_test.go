@@ -106,6 +106,19 @@ func TestScaffold(t *testing.T) {
 	}
 	run(ctx, t, mod, "make", "verify")
 
+	// deploy/, through the module's pinned loom: an APIService per group
+	// version create api wrote, the server's image, the keys kept out of git.
+	run(ctx, t, mod, "make", "manifests", "IMG=registry.example.com/shop:v1")
+	deployed := read(t, mod, "deploy/70-apiservices.yaml") + read(t, mod, "deploy/50-statefulset.yaml")
+	for _, want := range []string{"name: v1.shop.example.com\n", "name: v1beta1.billing.example.com\n", "image: registry.example.com/shop:v1\n"} {
+		if !strings.Contains(deployed, want) {
+			t.Fatalf("make manifests: deploy/ lacks %q", want)
+		}
+	}
+	if gitignore := read(t, mod, ".gitignore"); !strings.Contains(gitignore, "/deploy/pki/\n") {
+		t.Fatalf(".gitignore does not keep deploy/pki/ out of git:\n%s", gitignore)
+	}
+
 	kubectlApply(ctx, t, mod)
 	badInput(ctx, t, mod, loom, checkout)
 }
