@@ -96,7 +96,12 @@ type Cluster struct {
 
 	clientCA  *authority
 	kubeconfs atomic.Int32 // kubeconfig files written by KubectlKubeconfig
+	apiServer *process
 }
+
+// APIServerPID is kube-apiserver's process ID: to read the CPU time it
+// spends (/proc/PID/stat) in measurements.
+func (c *Cluster) APIServerPID() int { return c.apiServer.cmd.Process.Pid }
 
 // Start starts etcd, kube-apiserver and, with o.KCM, kube-controller-manager
 // for t, and returns when they are ready. Everything is stopped and removed
@@ -139,7 +144,7 @@ func Start(t testing.TB, o Options) *Cluster {
 	etcd := etcdtest.StartServer(t)
 
 	etcdURL := "http://" + etcd.Clients[0].Addr().String()
-	serve(t, dir, "kube-apiserver", kas, "/readyz", func(port int) *rest.Config {
+	_, c.apiServer = serve(t, dir, "kube-apiserver", kas, "/readyz", func(port int) *rest.Config {
 		c.Host = "https://127.0.0.1:" + strconv.Itoa(port)
 		c.Config = c.UserConfig(AdminToken)
 		return c.Config
@@ -245,7 +250,7 @@ func freePort(t testing.TB) int {
 // another process may take it first: then bin exits saying so, and serve
 // tries again on another port. config gives the client that asks path for a
 // port, args bin's arguments. It returns the port.
-func serve(t testing.TB, dir, name, bin, path string, config func(port int) *rest.Config, args func(port int) []string) int {
+func serve(t testing.TB, dir, name, bin, path string, config func(port int) *rest.Config, args func(port int) []string) (int, *process) {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)
@@ -256,7 +261,7 @@ func serve(t testing.TB, dir, name, bin, path string, config func(port int) *res
 		p := startProcess(t, dir, logName, bin, args(port)...)
 		err := waitHealthy(t.Context(), p, config(port), path)
 		if err == nil {
-			return port
+			return port, p
 		}
 		if attempt < 4 && p.exited() != nil && p.logContains("address already in use") {
 			continue

@@ -1,7 +1,3 @@
-//go:build hostcluster_pending
-
-// Pending internal/hostcluster (branch hostcluster): once it is merged,
-// drop the build constraint.
 
 package deploy
 
