@@ -30,9 +30,9 @@ import (
 // permission. Nothing here is asserted but that the work completes: the
 // figures are for the notes (machines are shared and noisy).
 // APILOOM_AGG_WATCHERS, APILOOM_AGG_EVENTS and APILOOM_AGG_LIST change the
-// sizes (1000, 20, 10000).
+// sizes (1000, 50, 10000).
 func measure(t *testing.T, host *hostcluster.Cluster, ext *extension) {
-	watchers, events, listN := envInt("APILOOM_AGG_WATCHERS", 1000), envInt("APILOOM_AGG_EVENTS", 20), envInt("APILOOM_AGG_LIST", 10000)
+	watchers, events, listN := envInt("APILOOM_AGG_WATCHERS", 1000), envInt("APILOOM_AGG_EVENTS", 50), envInt("APILOOM_AGG_LIST", 10000)
 	ctx := t.Context()
 	kube := kubernetes.NewForConfigOrDie(host.Config)
 	for _, ns := range []string{"fan", "bulk"} {
@@ -44,8 +44,6 @@ func measure(t *testing.T, host *hostcluster.Cluster, ext *extension) {
 	kubectl(t, host.KubeconfigPath, "create", "rolebinding", "alice-db-reader", "-n", "fan", "--role=db-reader", "--user="+aliceUser)
 	kubectl(t, host.KubeconfigPath, "create", "role", "db-reader", "-n", "bulk", "--verb=get,list,watch", "--resource=databases.example.apiloom.dev")
 	kubectl(t, host.KubeconfigPath, "create", "rolebinding", "alice-db-reader", "-n", "bulk", "--role=db-reader", "--user="+aliceUser)
-	reviewsBefore, requestsBefore := reviewCounts(t, ext)
-
 	writer := versioned.NewForConfigOrDie(ext.Direct)
 	paths := []struct {
 		name string
@@ -56,25 +54,55 @@ func measure(t *testing.T, host *hostcluster.Cluster, ext *extension) {
 	}
 	hostPID := host.APIServerPID()
 	for i, p := range paths {
+		before := reviewCounts(t, ext)
 		f := fanOut(t, p.cfg, writer, ext.pid(), hostPID, watchers, events, fmt.Sprintf("run%d", i))
-		t.Logf("FIGURE fan-out %s: %d watchers x %d events = %d deliveries in %v: %.0f events/s, p50 %v p99 %v; CPU apiloom %.1f µs/event, host kube-apiserver %.1f µs/event",
+		t.Logf("FIGURE fan-out %s: %d watchers x %d events = %d deliveries in %v: %.0f events/s, p50 %v p99 %v; CPU apiloom %.1f µs/event, host kube-apiserver %.1f µs/event; %s",
 			p.name, watchers, events, watchers*events, f.elapsed.Round(time.Millisecond), float64(watchers*events)/f.elapsed.Seconds(),
-			f.p50.Round(time.Microsecond), f.p99.Round(time.Microsecond), f.apiloomCPU.Seconds()*1e6/float64(watchers*events), f.hostCPU.Seconds()*1e6/float64(watchers*events))
+			f.p50.Round(time.Microsecond), f.p99.Round(time.Microsecond), f.apiloomCPU.Seconds()*1e6/float64(watchers*events),
+			f.hostCPU.Seconds()*1e6/float64(watchers*events), reviewCounts(t, ext).since(before))
 	}
 
 	fill(t, writer, "bulk", listN)
-	for _, p := range paths {
-		lat, size := timeList(t, p.cfg, "bulk", listN)
-		t.Logf("FIGURE LIST %d objects %s: median %v, min %v, max %v (%d bytes of JSON)", listN, p.name, lat[len(lat)/2].Round(time.Millisecond),
-			lat[0].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), size)
+	lat := timeLists(t, listN, paths[0].cfg, paths[1].cfg)
+	for i, p := range paths {
+		l := lat[i]
+		t.Logf("FIGURE LIST %d objects %s: median %v, min %v, max %v", listN, p.name, l[len(l)/2].Round(time.Millisecond),
+			l[0].Round(time.Millisecond), l[len(l)-1].Round(time.Millisecond))
 	}
 
-	reviewsAfter, requestsAfter := reviewCounts(t, ext)
-	for _, r := range []string{"tokenreviews", "subjectaccessreviews"} {
-		t.Logf("FIGURE host %s during the figures: %.0f for %.0f requests apiloom served (%.2f%%); over the whole test %.0f for %.0f (%.2f%%)",
-			r, reviewsAfter[r]-reviewsBefore[r], requestsAfter-requestsBefore, 100*(reviewsAfter[r]-reviewsBefore[r])/(requestsAfter-requestsBefore),
-			reviewsAfter[r], requestsAfter, 100*reviewsAfter[r]/requestsAfter)
+	// A host user's token sent straight to apiloom: reviewed by the host
+	// (TokenReview), its permission too (SubjectAccessReview), both cached.
+	before := reviewCounts(t, ext)
+	direct := rest.CopyConfig(ext.Direct)
+	direct.BearerToken = aliceToken
+	alice := versioned.NewForConfigOrDie(direct)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if _, err := alice.ExampleV1().Databases("fan").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	t.Logf("FIGURE alice's token straight to apiloom, 400 LISTs 8 at a time: %s", reviewCounts(t, ext).since(before))
+	t.Logf("FIGURE whole test: %s", reviewCounts(t, ext).since(reviews{}))
+}
+
+// reviews are apiloom's counts of requests it served and of reviews it
+// asked the host for.
+type reviews struct{ requests, tokenReviews, accessReviews float64 }
+
+func (r reviews) since(before reviews) string {
+	n := r.requests - before.requests
+	tr, sar := r.tokenReviews-before.tokenReviews, r.accessReviews-before.accessReviews
+	return fmt.Sprintf("%.0f requests served, %.0f TokenReviews (%.1f%%) and %.0f SubjectAccessReviews (%.1f%%) sent to the host",
+		n, tr, 100*tr/n, sar, 100*sar/n)
 }
 
 type fanOutFigures struct {
@@ -195,43 +223,42 @@ func fill(t *testing.T, cs versioned.Interface, ns string, n int) {
 	wg.Wait()
 }
 
-// timeList lists ns five times with cfg and returns the sorted latencies and
-// the size of one answer.
-func timeList(t *testing.T, cfg *rest.Config, ns string, want int) ([]time.Duration, int) {
-	var lat []time.Duration
-	size := 0
+// timeLists lists the bulk namespace with each of cfgs in turn, five
+// rounds, and returns each one's sorted latencies.
+func timeLists(t *testing.T, want int, cfgs ...*rest.Config) [][]time.Duration {
+	lat := make([][]time.Duration, len(cfgs))
 	for range 5 {
-		start := time.Now()
-		code, resp := get(t.Context(), cfg, "/apis/example.apiloom.dev/v1/namespaces/"+ns+"/databases", http.Header{"Accept": {"application/json"}})
-		lat = append(lat, time.Since(start))
-		if code != http.StatusOK {
-			t.Fatalf("LIST: %d %s", code, body(resp))
-		}
-		b := body(resp)
-		size = len(b)
-		if n := strings.Count(b, `"kind":"Database"`) + strings.Count(b, `"name":"db-`); n < want {
-			t.Fatalf("LIST returned fewer than %d objects", want)
+		for i, cfg := range cfgs {
+			start := time.Now()
+			code, resp := get(t.Context(), cfg, "/apis/example.apiloom.dev/v1/namespaces/bulk/databases", http.Header{"Accept": {"application/json"}})
+			lat[i] = append(lat[i], time.Since(start))
+			if code != http.StatusOK {
+				t.Fatalf("LIST: %d %s", code, body(resp))
+			}
+			if n := strings.Count(body(resp), `"name":"db-`); n != want {
+				t.Fatalf("LIST returned %d objects, want %d", n, want)
+			}
 		}
 	}
-	slices.Sort(lat)
-	return lat, size
+	for _, l := range lat {
+		slices.Sort(l)
+	}
+	return lat
 }
 
-// reviewCounts scrapes apiloom's metrics: the reviews it sent the host, by
-// resource, and the requests it served.
-func reviewCounts(t *testing.T, ext *extension) (map[string]float64, float64) {
+// reviewCounts scrapes apiloom's metrics: the requests it served and the
+// reviews it sent the host.
+func reviewCounts(t *testing.T, ext *extension) reviews {
 	code, resp := get(t.Context(), ext.Direct, "/metrics", nil)
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)
 	}
-	reviews := map[string]float64{}
-	requests := 0.0
+	var r reviews
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		name, value, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") {
 			continue
 		}
 		v, err := strconv.ParseFloat(value, 64)
@@ -239,14 +266,15 @@ func reviewCounts(t *testing.T, ext *extension) (map[string]float64, float64) {
 			continue
 		}
 		switch {
-		case strings.HasPrefix(name, "apiloom_delegated_reviews_total{"):
-			_, r, _ := strings.Cut(name, `resource="`)
-			reviews[strings.TrimSuffix(r, `"}`)] += v
+		case name == `apiloom_delegated_reviews_total{resource="tokenreviews"}`:
+			r.tokenReviews = v
+		case name == `apiloom_delegated_reviews_total{resource="subjectaccessreviews"}`:
+			r.accessReviews = v
 		case strings.HasPrefix(name, "apiloom_request_duration_seconds_count{"):
-			requests += v
+			r.requests += v
 		}
 	}
-	return reviews, requests
+	return r
 }
 
 // processCPU is the user and system CPU time process pid has used.
