@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
-	"k8s.io/apiserver/pkg/endpoints/filters"
 
 	"github.com/apiloom/apiloom/server/discovery"
 	"github.com/apiloom/apiloom/server/endpoints"
@@ -263,10 +262,10 @@ func (s *Server) Run(ctx context.Context) error {
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = responsewriters.WithCBOR(handler, cbor)
-	// Outermost, as in kube-apiserver: a request's Audit-ID, the
-	// aggregator's when it proxied the request, else a new one, is in its
-	// context for the logs (withAuditIDs) and echoed in the response.
-	handler = filters.WithAuditInit(handler)
+	// Outermost, as kube-apiserver's WithAuditInit: the Audit-ID a request
+	// comes with (the aggregator's) is in its context for the logs and
+	// echoed in the response.
+	handler = withAuditID(handler)
 
 	srv := &http.Server{
 		Handler:           handler,
