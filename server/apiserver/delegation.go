@@ -84,6 +84,9 @@ func newDelegation(o *Options, loopbackToken string, metrics prometheus.Register
 	if err != nil {
 		return nil, fmt.Errorf("aggregated mode: --kubeconfig: %w", err)
 	}
+	// The live lookups of namespaces the informer has not seen are on
+	// the write path: not behind client-go's default 5 per second.
+	cfg.QPS, cfg.Burst = 50, 100
 	host, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
