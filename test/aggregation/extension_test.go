@@ -318,7 +318,8 @@ func do(ctx context.Context, client *http.Client, url string, header http.Header
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil
+		// The error in place of the body, for the failure message.
+		return 0, &http.Response{Body: nopCloser{bytes.NewBufferString(err.Error())}}
 	}
 	var body bytes.Buffer
 	_, _ = body.ReadFrom(resp.Body)
