@@ -2,6 +2,7 @@ package aggregation_test
 
 import (
 	"context"
+	"fmt"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,7 @@ func TestAggregatedAPIServer(t *testing.T) {
 	t.Run("informer through the host", func(t *testing.T) { testInformer(t, cs) })
 	t.Run("the host's RBAC and impersonation decide", func(t *testing.T) { testAuthorization(t, host, kube, cs) })
 	t.Run("forged request headers are not believed", func(t *testing.T) { testForgedHeaders(t, host, ext) })
+	t.Run("the front proxy's CA and names are read live", func(t *testing.T) { testFrontProxyReload(t, kube, ext) })
 	t.Run("discovery and OpenAPI for the aggregator", func(t *testing.T) { testDiscovery(t, host, ext) })
 	t.Run("namespaces are the host's", func(t *testing.T) { testNamespaces(t, kube, cs) })
 	t.Run("the host collects garbage", func(t *testing.T) { testGarbageCollection(t, kube, cs) })
@@ -378,6 +380,52 @@ func frontProxyCert(t *testing.T, host *hostcluster.Cluster) tls.Certificate {
 		t.Fatal(err)
 	}
 	return cert
+}
+
+// testFrontProxyReload adds a second front proxy to the host's
+// extension-apiserver-authentication ConfigMap (kube-apiserver keeps what
+// it finds there and adds its own) and expects apiloom to believe it
+// without a restart. Each attempt is a new connection: a Go client sends
+// its certificate only when the handshake names its CA, and a connection
+// made before apiloom knew the CA would carry none for its lifetime.
+func testFrontProxyReload(t *testing.T, kube kubernetes.Interface, ext *extension) {
+	ctx := t.Context()
+	caPEM, cert := newFrontProxy(t, "second-front-proxy")
+	url := ext.Direct.Host + "/apis/example.apiloom.dev/v1/databases"
+	as := http.Header{"X-Remote-User": {"admin"}, "X-Remote-Group": {"system:masters"}}
+	try := func(ctx context.Context) (int, string) {
+		client := tlsClient(ext.caPEM, &cert)
+		defer client.CloseIdleConnections()
+		code, resp := do(ctx, client, url, as)
+		return code, body(resp)
+	}
+	if code, b := try(ctx); code != http.StatusUnauthorized {
+		t.Fatalf("an unknown front proxy: %d %s, want 401", code, b)
+	}
+	cms := kube.CoreV1().ConfigMaps("kube-system")
+	cm, err := cms.Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(cm.Data["requestheader-allowed-names"]), &names); err != nil {
+		t.Fatal(err)
+	}
+	allowed, _ := json.Marshal(append(names, "second-front-proxy"))
+	cm.Data["requestheader-allowed-names"] = string(allowed)
+	cm.Data["requestheader-client-ca-file"] += "\n" + string(caPEM)
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		code, b := try(ctx)
+		last = fmt.Sprintf("%d %s", code, b)
+		return code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Errorf("the second front proxy is not believed a minute after the ConfigMap named it: %v; last answer %s", err, last)
+	}
 }
 
 func body(resp *http.Response) string {
