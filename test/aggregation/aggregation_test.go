@@ -2,10 +2,10 @@ package aggregation_test
 
 import (
 	"context"
-	"fmt"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"slices"
