@@ -2,8 +2,10 @@ package main
 
 import (
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,8 +39,13 @@ func TestImageAndManifestsTargets(t *testing.T) {
 
 	makeRun := func(args ...string) string {
 		t.Helper()
-		cmd := exec.CommandContext(t.Context(), "make", args...)
+		// Under make test this make is a sub-make, which would print
+		// the directories it enters (and inherit the outer flags).
+		cmd := exec.CommandContext(t.Context(), "make", append([]string{"--no-print-directory"}, args...)...)
 		cmd.Dir = dir
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+		})
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make -n %v: %v\n%s", args, err, out)
