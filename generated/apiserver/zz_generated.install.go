@@ -3,6 +3,7 @@
 package apiserver
 
 import (
+	admissionregistrationv1 "github.com/apiloom/apiloom/generated/apiserver/admissionregistration/v1"
 	coordinationv1 "github.com/apiloom/apiloom/generated/apiserver/coordination/v1"
 	corev1 "github.com/apiloom/apiloom/generated/apiserver/core/v1"
 	crdconfv1 "github.com/apiloom/apiloom/generated/apiserver/crdconf/v1"
@@ -18,6 +19,7 @@ import (
 // group-version in import-path order, and the OpenAPI definitions of their
 // types.
 func Install(r *registry.Registry) {
+	admissionregistrationv1.Install(r)
 	coordinationv1.Install(r)
 	corev1.Install(r)
 	crdconfv1.Install(r)
