@@ -66,8 +66,12 @@ func New(p ServerPlugins) *Chain {
 	}
 	add(NamespaceLifecycle, p.NamespaceLifecycle)
 	add(KindMutatingHooks, kindMutatingHooks)
-	add(MutatingAdmissionPolicy, p.Dynamic.MutatingPolicy)
-	add(MutatingAdmissionWebhook, p.Dynamic.MutatingWebhook)
+	if !isNil(p.Dynamic.MutatingPolicy) {
+		add(MutatingAdmissionPolicy, observed{p.Dynamic.MutatingPolicy})
+	}
+	if !isNil(p.Dynamic.MutatingWebhook) {
+		add(MutatingAdmissionWebhook, observed{p.Dynamic.MutatingWebhook})
+	}
 	add(OwnerReferences, ownerrefs.Plugin{})
 	add(KindPrepare, kindPrepare)
 	add(RBACEscalation, p.RBACEscalation)
