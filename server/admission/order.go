@@ -79,7 +79,9 @@ func New(p ServerPlugins) *Chain {
 	add(KindValidatingHooks, kindValidatingHooks)
 	add(ValidatingAdmissionPolicy, p.Dynamic.ValidatingPolicy)
 	add(ValidatingAdmissionWebhook, p.Dynamic.ValidatingWebhook)
-	return NewChain(ps...)
+	c := NewChain(ps...)
+	c.observed = true
+	return c
 }
 
 // isNil reports whether i is nil or holds a nil pointer: a plugin the

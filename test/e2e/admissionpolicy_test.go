@@ -39,6 +39,7 @@ func databaseRules(resources ...string) *admissionregistrationv1.MatchResources 
 // policyEnv is a server with clients that record the warnings they get.
 type policyEnv struct {
 	t        *testing.T
+	cfg      *rest.Config
 	kc       kubernetes.Interface
 	cs       versioned.Interface
 	warnings *warningRecorder
@@ -50,7 +51,7 @@ func startPolicyServer(t *testing.T) (*policyEnv, *kubectlEnv) {
 	cfg := rest.CopyConfig(ts.Config)
 	cfg.WarningHandlerWithContext = warnings
 	ts.CreateNamespaces(t, "shop")
-	return &policyEnv{t: t, kc: kubernetes.NewForConfigOrDie(cfg), cs: versioned.NewForConfigOrDie(cfg), warnings: warnings}, kubectlFor(t, ts)
+	return &policyEnv{t: t, cfg: ts.Config, kc: kubernetes.NewForConfigOrDie(cfg), cs: versioned.NewForConfigOrDie(cfg), warnings: warnings}, kubectlFor(t, ts)
 }
 
 // createPolicy creates a ValidatingAdmissionPolicy and its binding.

@@ -230,6 +230,17 @@ func TestAdmissionWebhooks(t *testing.T) {
 	if v := hooks.requests("/validate"); len(v) != 0 {
 		t.Fatalf("the main resource's webhook saw a status write: %+v", v)
 	}
+
+	// kube-apiserver's webhook metrics.
+	if n := metric(t, e.cfg, "apiserver_admission_webhook_admission_duration_seconds_count", `name="engine.example.com"`, `type="validating"`, `rejected="true"`); n < 2 {
+		t.Fatalf("the refusing webhook's calls recorded: %v", n)
+	}
+	if n := metric(t, e.cfg, "apiserver_admission_webhook_rejection_count", `name="engine.example.com"`, `error_type="no_error"`, `rejection_code="403"`); n < 2 {
+		t.Fatalf("the webhook's rejections recorded: %v", n)
+	}
+	if n := metric(t, e.cfg, "apiserver_admission_controller_admission_duration_seconds_count", `name="MutatingAdmissionWebhook"`, `type="admit"`); n == 0 {
+		t.Fatalf("the mutating webhook plugin's calls are not recorded")
+	}
 }
 
 // TestAdmissionWebhookFailures: with the webhook down, failurePolicy Fail
@@ -278,6 +289,12 @@ func TestAdmissionWebhookFailures(t *testing.T) {
 		return apierrors.IsInternalError(err) && strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) &&
 			strings.Contains(err.Error(), "context deadline exceeded")
 	})
+	if n := metric(t, e.cfg, "apiserver_admission_webhook_fail_open_count", `name="ignore.example.com"`); n == 0 {
+		t.Fatal("the webhook that failed open is not counted")
+	}
+	if n := metric(t, e.cfg, "apiserver_admission_webhook_rejection_count", `name="fail.example.com"`, `error_type="calling_webhook_error"`); n == 0 {
+		t.Fatal("the webhook that failed closed is not counted")
+	}
 	// A webhook cannot block writes of webhook configurations: the one
 	// that refuses everything is deleted all the same.
 	if err := e.kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "down-fail", metav1.DeleteOptions{}); err != nil {
