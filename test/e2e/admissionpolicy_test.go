@@ -143,7 +143,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 	e.createPolicy(&admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "mistyped"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			// Type checking needs the versions named, not "*".
 			MatchConstraints: func() *admissionregistrationv1.MatchResources {
 				r := databaseRules()
