@@ -2,6 +2,9 @@ package admission
 
 import (
 	"context"
+	"sync"
+
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 
 	"k8s.io/apiserver/pkg/admission"
 )
@@ -26,9 +29,61 @@ type KindStages interface {
 }
 
 // Attributes are a write's admission.Attributes with its KindStages.
+// They keep the audit annotations plugins add (a policy's
+// auditAnnotations, its Audit action, a webhook's), which
+// k8s.io/apiserver's record keeps only for its own audit layer, so the
+// server can report them (admission.AnnotationsGetter).
 type Attributes struct {
 	admission.Attributes
 	Stages KindStages
+
+	mu          sync.Mutex // guards annotations: webhooks add them concurrently
+	annotations map[string]annotation
+}
+
+// annotation is an audit annotation and the audit level it is for.
+type annotation struct {
+	value string
+	level auditinternal.Level
+}
+
+var _ admission.AnnotationsGetter = (*Attributes)(nil)
+
+// AddAnnotation adds an audit annotation at level Metadata.
+func (a *Attributes) AddAnnotation(key, value string) error {
+	return a.AddAnnotationWithLevel(key, value, auditinternal.LevelMetadata)
+}
+
+// AddAnnotationWithLevel adds an audit annotation, checked by the record
+// it wraps (a key of the form "plugin/name", never overwritten).
+func (a *Attributes) AddAnnotationWithLevel(key, value string, level auditinternal.Level) error {
+	if err := a.Attributes.AddAnnotationWithLevel(key, value, level); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.annotations == nil {
+		a.annotations = map[string]annotation{}
+	}
+	a.annotations[key] = annotation{value: value, level: level}
+	return nil
+}
+
+// GetAnnotations returns the audit annotations for an audit event at
+// maxLevel: those added at that level or below.
+func (a *Attributes) GetAnnotations(maxLevel auditinternal.Level) map[string]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.annotations) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(a.annotations))
+	for k, v := range a.annotations {
+		if !maxLevel.Less(v.level) {
+			out[k] = v.value
+		}
+	}
+	return out
 }
 
 // StagesOf is a's KindStages; nil when a carries none.

@@ -2,7 +2,12 @@ package endpoints
 
 import (
 	"context"
+	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,10 +42,29 @@ func WithAdmission(c *admission.Chain) Option {
 // write of obj over old (nil for a create) with stages, the kind's.
 func (h *handler[O]) admit(ctx context.Context, op k8sadmission.Operation, obj, old runtime.Object, stages admission.KindStages) error {
 	a := h.attributes(ctx, op, obj, old, stages)
+	defer logAuditAnnotations(ctx, slog.Default(), a)
 	if err := h.admission.Admit(ctx, a, nil); err != nil {
 		return err
 	}
 	return h.admission.Validate(ctx, a, nil)
+}
+
+// logAuditAnnotations logs the audit annotations admission added to a
+// (a policy's auditAnnotations and Audit action, a webhook's): what
+// kube-apiserver writes into the request's audit event. apiloom has no
+// audit log yet, so they go to the server's log, with the request's
+// Audit-ID.
+func logAuditAnnotations(ctx context.Context, log *slog.Logger, a *admission.Attributes) {
+	annotations := a.GetAnnotations(auditinternal.LevelMetadata)
+	if len(annotations) == 0 {
+		return
+	}
+	args := make([]any, 0, 2*len(annotations)+4)
+	args = append(args, "resource", a.GetResource().GroupResource().String(), "name", a.GetName())
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		args = append(args, k, annotations[k])
+	}
+	log.InfoContext(ctx, "admission audit annotations", args...)
 }
 
 // attributes are the admission attributes of a write of obj over old in
