@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 )
 
 var (
@@ -150,3 +151,78 @@ func (s *recordingStages) MutateHooks(context.Context) error   { return s.add("h
 func (s *recordingStages) Prepare(context.Context) error       { return s.add("prepare") }
 func (s *recordingStages) Validate(context.Context) error      { return s.add("validate") }
 func (s *recordingStages) ValidateHooks(context.Context) error { return s.add("validateHooks") }
+
+// reinvoking asks, once, for the mutating plugins to run again, as a
+// webhook with reinvocationPolicy IfNeeded does after a later change.
+type reinvoking struct{ step }
+
+func (r reinvoking) Admit(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	*r.log = append(*r.log, "m:"+r.name)
+	if rc := a.GetReinvocationContext(); !rc.IsReinvoke() {
+		rc.SetShouldReinvoke()
+	}
+	return nil
+}
+
+// observingStages records the mutations it observes.
+type observingStages struct{ recordingStages }
+
+func (s *observingStages) ObserveMutation(_ context.Context, mutate func() error) error {
+	_ = s.add("observe(")
+	err := mutate()
+	_ = s.add(")")
+	return err
+}
+
+// TestDynamicPluginsOrderAndReinvocation: the policies and webhooks sit
+// where kube-apiserver has them, the stages observe the mutating ones, and
+// a plugin asking to be reinvoked gets every mutating plugin run once more.
+func TestDynamicPluginsOrderAndReinvocation(t *testing.T) {
+	var log []string
+	c := New(ServerPlugins{Dynamic: Dynamic{
+		MutatingPolicy:    mutating{step{name: "map", log: &log}},
+		MutatingWebhook:   reinvoking{step{name: "mwh", log: &log}},
+		ValidatingPolicy:  validating{step{name: "vap", log: &log}},
+		ValidatingWebhook: validating{step{name: "vwh", log: &log}},
+	}})
+	want := "KindMutatingHooks,MutatingAdmissionPolicy,MutatingAdmissionWebhook,OwnerReferences,KindPrepare," +
+		"KindValidation,KindValidatingHooks,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook"
+	if got := strings.Join(c.Names(), ","); got != want {
+		t.Fatalf("names %s, want %s", got, want)
+	}
+	a := &Attributes{Attributes: attrs(admission.Create), Stages: &observingStages{recordingStages{log: &log}}}
+	if err := c.Admit(t.Context(), a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(t.Context(), a, nil); err != nil {
+		t.Fatal(err)
+	}
+	once := "hooks observe( m:map ) observe( m:mwh ) prepare"
+	if got := strings.Join(log, " "); got != once+" "+once+" validate validateHooks v:vap v:vwh" {
+		t.Fatalf("ran %q", got)
+	}
+}
+
+// TestAnnotations: the annotations plugins add are kept, by level, and
+// the record's rules (a key "plugin/name") still hold.
+func TestAnnotations(t *testing.T) {
+	a := &Attributes{Attributes: attrs(admission.Create)}
+	if a.GetAnnotations(auditinternal.LevelMetadata) != nil {
+		t.Fatal("annotations of a fresh write")
+	}
+	if err := a.AddAnnotation("policy/key", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddAnnotationWithLevel("policy/body", "b", auditinternal.LevelRequest); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddAnnotation("no-slash", "v"); err == nil {
+		t.Fatal("a key without a plugin name was accepted")
+	}
+	if got := a.GetAnnotations(auditinternal.LevelMetadata); len(got) != 1 || got["policy/key"] != "v" {
+		t.Fatalf("at Metadata: %v", got)
+	}
+	if got := a.GetAnnotations(auditinternal.LevelRequestResponse); len(got) != 2 {
+		t.Fatalf("at RequestResponse: %v", got)
+	}
+}

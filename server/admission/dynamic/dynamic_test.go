@@ -1,0 +1,30 @@
+package dynamic
+
+import (
+	"testing"
+
+	"github.com/apiloom/apiloom/server/admission"
+)
+
+// TestNew: only the plugins enabled are built, and none is nil safely.
+func TestNew(t *testing.T) {
+	none, err := New(func(string) bool { return false })
+	if err != nil || none != nil {
+		t.Fatalf("none enabled: %v, %v", none, err)
+	}
+	if d := none.Chain(); d != (admission.Dynamic{}) {
+		t.Fatalf("chain of none: %+v", d)
+	}
+	if start, err := none.Initialize(t.Context(), Env{}); err != nil || start == nil {
+		t.Fatalf("initialize none: %v", err)
+	}
+	p, err := New(func(name string) bool { return name == admission.ValidatingAdmissionPolicy })
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := admission.New(admission.ServerPlugins{Dynamic: p.Chain()})
+	names := chain.Names()
+	if names[len(names)-1] != admission.ValidatingAdmissionPolicy || len(p.plugins()) != 1 {
+		t.Fatalf("chain %v, plugins %d", names, len(p.plugins()))
+	}
+}
