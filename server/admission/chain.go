@@ -20,6 +20,9 @@ type Plugin struct {
 // a chain can itself be a plugin.
 type Chain struct {
 	plugins []Plugin
+	// objects are what plugins create, convert and default objects
+	// with when a caller gives none (WithObjects).
+	objects admission.ObjectInterfaces
 }
 
 var (
@@ -50,18 +53,51 @@ func (c *Chain) With(more ...Plugin) *Chain {
 	if c != nil {
 		ps = append(ps, c.plugins...)
 	}
-	return NewChain(append(ps, more...)...)
+	out := NewChain(append(ps, more...)...)
+	if c != nil {
+		out.objects = c.objects
+	}
+	return out
+}
+
+// WithObjects is c, whose plugins are given o (the served kinds'
+// ObjectInterfaces) when a caller of Admit or Validate gives none.
+func (c *Chain) WithObjects(o admission.ObjectInterfaces) *Chain {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.objects = o
+	return &out
 }
 
 // Handles implements admission.Interface: the chain sees every operation,
 // and its plugins choose.
 func (c *Chain) Handles(admission.Operation) bool { return true }
 
-// Admit is the mutating phase.
+// Admit is the mutating phase. When a plugin asks to be called again
+// (a webhook or policy with reinvocationPolicy IfNeeded, after a later one
+// changed the object), every mutating plugin runs once more, as
+// kube-apiserver's reinvocation handler has them.
 func (c *Chain) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	if c == nil {
 		return nil
 	}
+	if o == nil {
+		o = c.objects
+	}
+	if err := c.admitOnce(ctx, a, o); err != nil {
+		return err
+	}
+	if rc := a.GetReinvocationContext(); rc != nil && rc.ShouldReinvoke() && !rc.IsReinvoke() {
+		rc.SetIsReinvoke()
+		return c.admitOnce(ctx, a, o)
+	}
+	return nil
+}
+
+// admitOnce calls each mutating plugin once, in order.
+func (c *Chain) admitOnce(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	for _, p := range c.plugins {
 		m, ok := p.Interface.(admission.MutationInterface)
 		if !ok || !m.Handles(a.GetOperation()) {
@@ -78,6 +114,9 @@ func (c *Chain) Admit(ctx context.Context, a admission.Attributes, o admission.O
 func (c *Chain) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	if c == nil {
 		return nil
+	}
+	if o == nil {
+		o = c.objects
 	}
 	for _, p := range c.plugins {
 		v, ok := p.Interface.(admission.ValidationInterface)
@@ -102,7 +141,9 @@ func (c *Chain) Traced(trace func(plugin, phase string)) *Chain {
 	for i, p := range c.plugins {
 		ps[i] = Plugin{Name: p.Name, Interface: traced{p: p, trace: trace}}
 	}
-	return NewChain(ps...)
+	out := NewChain(ps...)
+	out.objects = c.objects
+	return out
 }
 
 // traced is a plugin reporting its calls. It mutates or validates only

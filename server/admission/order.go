@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"reflect"
+
 	"k8s.io/apiserver/pkg/admission"
 
 	"github.com/apiloom/apiloom/server/admission/ownerrefs"
@@ -15,6 +17,11 @@ const (
 	RBACEscalation      = "RBACEscalation"
 	KindValidation      = "KindValidation"
 	KindValidatingHooks = "KindValidatingHooks"
+	// Upstream's plugins of dynamic admission, by upstream's names.
+	MutatingAdmissionPolicy    = "MutatingAdmissionPolicy"
+	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
+	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
+	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
 )
 
 // ServerPlugins are the plugins the server gives its chain; nil for one it
@@ -26,32 +33,57 @@ type ServerPlugins struct {
 	// RBACEscalation refuses RBAC objects that grant more than their
 	// writer holds (server/admission/rbacescalation).
 	RBACEscalation admission.ValidationInterface
+	// Dynamic are the policies and webhooks that API objects configure
+	// (server/admission/dynamic).
+	Dynamic Dynamic
+}
+
+// Dynamic are k8s.io/apiserver's plugins of dynamic admission; nil for
+// one the server does not run.
+type Dynamic struct {
+	MutatingPolicy    admission.MutationInterface
+	MutatingWebhook   admission.MutationInterface
+	ValidatingPolicy  admission.ValidationInterface
+	ValidatingWebhook admission.ValidationInterface
 }
 
 // New returns the server's chain. The order is kube-apiserver's, written
 // here once: mutating admission (the namespace's lifecycle, then the
-// kind's mutating hooks, where MutatingAdmissionPolicy and mutating
-// webhooks will follow), then owner references deduplicated after
-// mutation, then what the kind's strategy prepares (BeforeCreate,
-// BeforeUpdate); then validation: RBAC escalation (which kube-apiserver
-// checks in RBAC's storage before its strategy validates), the kind's
-// metadata, strategy and schema rules, then its validating hooks (where
-// ValidatingAdmissionPolicy and validating webhooks will follow).
+// kind's mutating hooks, then MutatingAdmissionPolicy and the mutating
+// webhooks), then owner references deduplicated after mutation, then what
+// the kind's strategy prepares (BeforeCreate, BeforeUpdate); then
+// validation: RBAC escalation (which kube-apiserver checks in RBAC's
+// storage before its strategy validates), the kind's metadata, strategy
+// and schema rules, its validating hooks, then ValidatingAdmissionPolicy
+// and the validating webhooks, which thus see the object as it would be
+// stored.
 func New(p ServerPlugins) *Chain {
 	var ps []Plugin
-	if p.NamespaceLifecycle != nil {
-		ps = append(ps, Plugin{NamespaceLifecycle, p.NamespaceLifecycle})
+	add := func(name string, i admission.Interface) {
+		if !isNil(i) {
+			ps = append(ps, Plugin{name, i})
+		}
 	}
-	ps = append(ps,
-		Plugin{KindMutatingHooks, kindMutatingHooks},
-		Plugin{OwnerReferences, ownerrefs.Plugin{}},
-		Plugin{KindPrepare, kindPrepare},
-	)
-	if p.RBACEscalation != nil {
-		ps = append(ps, Plugin{RBACEscalation, p.RBACEscalation})
+	add(NamespaceLifecycle, p.NamespaceLifecycle)
+	add(KindMutatingHooks, kindMutatingHooks)
+	add(MutatingAdmissionPolicy, p.Dynamic.MutatingPolicy)
+	add(MutatingAdmissionWebhook, p.Dynamic.MutatingWebhook)
+	add(OwnerReferences, ownerrefs.Plugin{})
+	add(KindPrepare, kindPrepare)
+	add(RBACEscalation, p.RBACEscalation)
+	add(KindValidation, kindValidation)
+	add(KindValidatingHooks, kindValidatingHooks)
+	add(ValidatingAdmissionPolicy, p.Dynamic.ValidatingPolicy)
+	add(ValidatingAdmissionWebhook, p.Dynamic.ValidatingWebhook)
+	return NewChain(ps...)
+}
+
+// isNil reports whether i is nil or holds a nil pointer: a plugin the
+// server does not run.
+func isNil(i admission.Interface) bool {
+	if i == nil {
+		return true
 	}
-	return NewChain(append(ps,
-		Plugin{KindValidation, kindValidation},
-		Plugin{KindValidatingHooks, kindValidatingHooks},
-	)...)
+	v := reflect.ValueOf(i)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

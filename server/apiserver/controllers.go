@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/controllers/clusterroleaggregation"
 	"github.com/apiloom/apiloom/server/controllers/gc"
@@ -55,15 +53,7 @@ func (s *Server) controllerList() []controllers.Controller {
 // server until ctx ends. It is called once the server serves.
 func (s *Server) runControllers(ctx context.Context) {
 	env := &controllers.Env{
-		Config: &rest.Config{
-			Host:        s.loopbackURL,
-			BearerToken: s.token,
-			// An operator's certificate need not name the loopback address;
-			// the connection never leaves this host.
-			TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM, Insecure: s.caPEM == nil},
-			QPS:             -1, // in-process: the server's own limits apply, not a client's
-			UserAgent:       "apiloom-controllers",
-		},
+		Config:    s.loopbackConfig("apiloom-controllers"),
 		Resources: s.registry.Infos(),
 		Log:       s.log,
 	}

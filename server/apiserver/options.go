@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/controllers"
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
@@ -88,6 +89,10 @@ type Options struct {
 	// ("leases.coordination.k8s.io"); "*" is every one (the default), an
 	// empty list none.
 	BuiltinAPIs []string
+	// DisableAdmissionPlugins are plugins of dynamic admission not run
+	// (ValidatingAdmissionPolicy, MutatingAdmissionPolicy and the two
+	// webhook plugins; kube-apiserver's flag).
+	DisableAdmissionPlugins []string
 	// EventTTL is how long core/v1 Events (and events.k8s.io/v1, the same
 	// objects) live after their last write; 0 keeps them (kube-apiserver's
 	// --event-ttl).
@@ -276,6 +281,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"before GOAWAY(ENHANCE_YOUR_CALM): rapid reset and frame floods; --http2-server=apiloom only; negative disables")
 	fs.StringSliceVar(&o.BuiltinAPIs, "builtin-apis", o.BuiltinAPIs,
 		"the built-in kinds to serve, by resource name or resource.group (namespaces,configmaps,secrets,leases.coordination.k8s.io); * serves all of them, an empty value none")
+	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
+		"admission plugins not to run, of those configured by API objects: "+strings.Join(dynamic.Names, ", ")+
+			"; each runs by default where the kinds that configure it are served (--builtin-apis)")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "how long events (core/v1 and events.k8s.io/v1) are retained after their last write: an etcd lease deletes them then, "+
 		"and watchers see DELETED; 0 keeps them until deleted")
 	fs.Int64Var(&o.LeaseReuseDurationSeconds, "lease-reuse-duration-seconds", o.LeaseReuseDurationSeconds, "how long, in seconds, one etcd lease serves the writes of objects that expire "+
@@ -344,6 +352,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	if err := validateAdmissionPlugins(o.DisableAdmissionPlugins); err != nil {
+		errs = append(errs, err)
 	}
 	for _, name := range o.Controllers {
 		if name != "*" && !slices.Contains(controllerNames, strings.TrimPrefix(name, "-")) {

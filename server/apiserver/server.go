@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -168,6 +169,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if host != nil {
 		backend.Namespaces = host.namespaceLifecycle()
 	}
+	dynamicAdmission, err := s.dynamicAdmission()
+	if err != nil {
+		return err
+	}
+	backend.Dynamic = dynamicAdmission.Chain()
 	served, err := s.registry.Build(requestsCtx, backend)
 	if err != nil {
 		return err
@@ -293,10 +299,20 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.writeKubeconfig(cert.caPEM, authSetup.admin); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
+	// The policies and webhooks read their configuration through the
+	// loopback, so their informers start once the server serves; until
+	// they have synced, writes wait for them.
+	startDynamicAdmission, err := dynamicAdmission.Initialize(requestsCtx, dynamic.Env{
+		Loopback: s.loopbackConfig("apiloom-admission"), Authorizer: authz, RESTMapper: s.registry.RESTMapper(),
+	})
+	if err != nil {
+		return fmt.Errorf("admission: %w", err)
+	}
 
 	serving = true
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	startDynamicAdmission()
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.Embedded(), "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {

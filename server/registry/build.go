@@ -70,6 +70,9 @@ type Backend struct {
 	// server's, which asks the host cluster (upstream's NamespaceLifecycle
 	// on an informer of the host's namespaces).
 	Namespaces k8sadmission.MutationInterface
+	// Dynamic are the policies and webhooks every write passes
+	// (server/admission/dynamic); none when empty.
+	Dynamic admission.Dynamic
 	// VerifyCreates reads every create back before acknowledging it
 	// (storage.WithVerifiedCreates), on backends that may acknowledge a
 	// create they did not store (kine).
@@ -235,8 +238,8 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 // the namespace lifecycle when there is one (namespaces served, or the
 // host's) and RBAC's escalation prevention when the server has a
 // resolver.
-func admissionChain(namespaces k8sadmission.MutationInterface, rbac rbacescalation.Resolver) *admission.Chain {
-	var p admission.ServerPlugins
+func admissionChain(namespaces k8sadmission.MutationInterface, rbac rbacescalation.Resolver, dynamic admission.Dynamic) *admission.Chain {
+	p := admission.ServerPlugins{Dynamic: dynamic}
 	if namespaces != nil {
 		p.NamespaceLifecycle = namespaces
 	}
@@ -274,7 +277,11 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if namespaces == nil && sh.namespaces != nil {
 		namespaces = sh.namespaces
 	}
-	sh.admission = admissionChain(namespaces, b.RBAC)
+	objects, err := r.ObjectInterfaces()
+	if err != nil {
+		return nil, err
+	}
+	sh.admission = admissionChain(namespaces, b.RBAC, b.Dynamic).WithObjects(objects)
 	out := &Served{}
 	// Storage versions first: the other versions are served over them.
 	for _, converted := range []bool{false, true} {

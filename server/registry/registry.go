@@ -24,11 +24,14 @@ type Entry struct {
 	// version converts the entry's objects to and from the other versions
 	// of its kind (Registry.versions).
 	version convert.Version
+	// defaults are the kind's built-in defaults (resource.Definition's
+	// Default), nil when it has none.
+	defaults func(resource.Object)
 }
 
 // Register adds def to r. Generated Install functions call it once per type.
 func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
-	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def), version: convert.StorageVersion(def)})
+	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildFor(def), version: convert.StorageVersion(def), defaults: defaultsOf(def)})
 }
 
 // RegisterConverted adds def, a version of a kind stored in another
@@ -39,7 +42,20 @@ func Register[O resource.Object](r *Registry, def *resource.Definition[O]) {
 // not its +kubebuilder:storageversion.
 func RegisterConverted[O, S resource.Object](r *Registry, def *resource.Definition[O], conv resource.Conversion[O, S]) {
 	r.entries = append(r.entries, &Entry{Info: &def.Info, build: buildConverted(def, conv), storedAs: &conv.Storage.Info,
-		version: convert.ConvertedVersion(def, conv)})
+		version: convert.ConvertedVersion(def, conv), defaults: defaultsOf(def)})
+}
+
+// defaultsOf is def's Default for any object of its type; nil when def
+// has none.
+func defaultsOf[O resource.Object](def *resource.Definition[O]) func(resource.Object) {
+	if def.Default == nil {
+		return nil
+	}
+	return func(obj resource.Object) {
+		if o, ok := obj.(O); ok {
+			def.Default(o)
+		}
+	}
 }
 
 // SetOpenAPIDefinitions records openapi-gen's definitions for every type in

@@ -1,0 +1,55 @@
+package apiserver
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/admission/dynamic"
+	"github.com/apiloom/apiloom/server/resource"
+)
+
+// configuredBy are the resources whose objects configure each plugin of
+// dynamic admission: it runs only where they are served.
+var configuredBy = map[string][]string{
+	admission.MutatingAdmissionPolicy:    {"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+	admission.MutatingAdmissionWebhook:   {"mutatingwebhookconfigurations"},
+	admission.ValidatingAdmissionPolicy:  {"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+	admission.ValidatingAdmissionWebhook: {"validatingwebhookconfigurations"},
+}
+
+// validateAdmissionPlugins checks --disable-admission-plugins' names.
+func validateAdmissionPlugins(names []string) error {
+	for _, name := range names {
+		if !slices.Contains(dynamic.Names, name) {
+			return fmt.Errorf("--disable-admission-plugins: %q is none of %v", name, dynamic.Names)
+		}
+	}
+	return nil
+}
+
+// dynamicAdmission are the plugins of dynamic admission the server runs:
+// each whose configuring kinds it serves and --disable-admission-plugins
+// does not name. They need the namespaces, for their namespace
+// selectors; without them none runs.
+func (s *Server) dynamicAdmission() (*dynamic.Plugins, error) {
+	if !s.registry.ServesNamespaces() {
+		return nil, nil
+	}
+	served := func(plural string) bool {
+		return slices.ContainsFunc(s.registry.Infos(), func(i *resource.Info) bool {
+			return i.Group == "admissionregistration.k8s.io" && i.Version == "v1" && i.Plural == plural
+		})
+	}
+	return dynamic.New(func(name string) bool {
+		if slices.Contains(s.opts.DisableAdmissionPlugins, name) {
+			return false
+		}
+		for _, plural := range configuredBy[name] {
+			if !served(plural) {
+				return false
+			}
+		}
+		return true
+	})
+}
