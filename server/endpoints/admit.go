@@ -63,17 +63,13 @@ func (h *handler[O]) attributes(ctx context.Context, op k8sadmission.Operation, 
 func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation, name, namespace string, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
 	req := request.WriteOf(ctx)
 	u, _ := genericrequest.UserFrom(ctx)
-	// kube-apiserver's admission namespace is the request's (its
-	// RequestInfo's), which for a write of a Namespace named in the URL
-	// (/api/v1/namespaces/<name>, /status, /finalize) is <name>: the
-	// namespace selectors of policies and webhooks look it up, for a
-	// subresource or a delete, and a webhook's AdmissionReview carries it.
-	// Not for a create, which nslifecycle would take for a write into the
-	// namespace being created.
+	// kube-apiserver's admission namespace of a Namespace's write is the
+	// Namespace's name: the namespace selectors of policies and webhooks
+	// look it up (for a subresource, a delete), and a webhook's
+	// AdmissionReview carries it. Not yet for a create, which nslifecycle
+	// would take for a write into the namespace being created.
 	if h.gr.Group == "" && h.gr.Resource == "namespaces" && op != k8sadmission.Create {
-		if ri, ok := genericrequest.RequestInfoFrom(ctx); ok {
-			namespace = ri.Namespace
-		}
+		namespace = name
 	}
 	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
 		req.Subresource, op, nil, req.DryRun, u)
