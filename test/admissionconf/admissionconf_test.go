@@ -26,6 +26,7 @@ var scenarios = []scenario{
 	{"map-apply", mapApply},
 	{"map-jsonpatch", mapJSONPatch},
 	{"webhook-validating", webhookValidating},
+	{"webhook-namespaces", webhookNamespaces},
 	{"webhook-mutating", webhookMutating},
 	{"webhook-down-fail", webhookDownFail},
 	{"webhook-down-ignore", webhookDownIgnore},
@@ -40,9 +41,9 @@ type exception struct {
 	name string
 	// why says why; a bug's starts "KNOWN BUG, not deliberate:".
 	why string
-	// matches tells whether d, a difference in the observation label, is
-	// this one.
-	matches func(label string, d fieldDiff) bool
+	// matches tells whether d, a difference in the observation label of
+	// the scenario scn, is this one.
+	matches func(scn, label string, d fieldDiff) bool
 }
 
 var exceptions = []exception{{
@@ -51,10 +52,46 @@ var exceptions = []exception{{
 		"(server/endpoints/admit.go passes nil to admission.NewAttributesRecord), so a webhook's " +
 		"AdmissionReview has options null where kube-apiserver sends the request's CreateOptions, " +
 		"UpdateOptions (PUT, PATCH, /status) or DeleteOptions, with dryRun and fieldManager",
-	matches: func(label string, d fieldDiff) bool {
-		return strings.HasPrefix(label, "the webhook's requests ") && d.path == ".options" && d.loom == "null"
+	matches: func(_, label string, d fieldDiff) bool {
+		return isReview(label) && d.path == ".options" && d.loom == "null"
+	},
+}, {
+	name: "namespace-create-namespace",
+	why: "KNOWN BUG, not deliberate: kube-apiserver's create handler gives a Namespace's create the " +
+		"namespace's own name as its admission namespace (k8s.io/apiserver endpoints/handlers/create.go), " +
+		"apiloom none (server/endpoints/admit.go does so for every other write of a Namespace, not yet for " +
+		"a create: server/admission/nslifecycle would take it for a write into a missing namespace, " +
+		"where upstream's NamespaceLifecycle admits every write of a Namespace)",
+	matches: func(scn, label string, d fieldDiff) bool {
+		return scn == "webhook-namespaces" && isReview(label) && strings.Contains(label, "(CREATE of ") &&
+			d.path == ".namespace" && d.loom == "null"
+	},
+}, {
+	name: "deletecollection-name",
+	why: "KNOWN BUG, not deliberate: kube-apiserver admits each item of a deletecollection with the " +
+		"collection's attributes, whose name is empty (k8s.io/apiserver registry/rest " +
+		"AdmissionToValidateObjectDeleteFunc), apiloom with the item's name (server/endpoints/delete.go): " +
+		"a webhook's request.name, and a webhook's warnings that name it, differ",
+	matches: func(_, label string, d fieldDiff) bool {
+		return (isReview(label) && strings.Contains(label, "(DELETE of ") && d.path == ".name" && d.kas == "null") ||
+			(label == "delete a collection" && d.path == ".warnings")
+	},
+}, {
+	name: "delete-mutating-before-read",
+	why: "KNOWN BUG, not deliberate: apiloom runs a DELETE's mutating admission before it reads the " +
+		"object (server/endpoints/delete.go, admitDelete), so mutating webhooks and policies get no " +
+		"oldObject and are called for an object that does not exist; kube-apiserver runs mutating and " +
+		"validating admission together on the object read (k8s.io/apiserver registry/rest " +
+		"AdmissionToValidateObjectDeleteFunc), and a missing object is 404 without admission",
+	matches: func(scn, label string, d fieldDiff) bool {
+		return scn == "webhook-mutating" &&
+			((isReview(label) && strings.Contains(label, "(DELETE of ") && d.path == ".oldObject" && d.loom == "null") ||
+				(label == missingDeleteLabel && d.kas == "0" && d.loom == "1"))
 	},
 }}
+
+// isReview tells whether an observation's label is a webhook's request.
+func isReview(label string) bool { return strings.HasPrefix(label, "the webhook's requests ") }
 
 // dumpEnv names a file the test writes every observation of both servers
 // to, for reading what was compared.
@@ -145,7 +182,7 @@ func compare(kas, loom map[string][]observation) ([]row, map[string]bool) {
 			fmt.Fprintf(&diff, "  [%d] %s:\n", i, oa.Label)
 			for _, d := range jsonDiff(oa.Value, ob.Value) {
 				for _, e := range exceptions {
-					if e.matches(oa.Label, d) {
+					if e.matches(s.name, oa.Label, d) {
 						d.documented, used[e.name] = e.name, true
 						break
 					}

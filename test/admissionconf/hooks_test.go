@@ -24,7 +24,7 @@ import (
 //   - deny: denies objects named deny-* or probe-* (403, a message naming
 //     them), allows the rest as allow does;
 //   - patch: allows with a JSON patch that sets the label
-//     webhook-mutated=yes;
+//     webhook-mutated=yes (a DELETE, which has no object, without);
 //   - slow: answers only when the caller gives up (its request's context
 //     ends) or the test ends.
 //
@@ -93,6 +93,9 @@ func (h *hookServer) serve(w http.ResponseWriter, r *http.Request) {
 			resp.Warnings = []string{allowed}
 		}
 	case "patch":
+		if len(req.Object.Raw) == 0 { // a DELETE's
+			break
+		}
 		pt := admissionv1.PatchTypeJSONPatch
 		resp.PatchType = &pt
 		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/webhook-mutated","value":"yes"}]`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -204,19 +205,26 @@ func (r *run) awaitDenied(what, path string, obj any) error {
 }
 
 // reviews records the AdmissionReview requests the scenario's webhook of
-// behaviour received, but the probes', normalised.
+// behaviour received, normalised, but those of probes and of objects
+// named missing-* (reviewsOf counts those).
 func (r *run) reviews(label, behaviour string) {
-	var reqs []map[string]any
-	var names []string
+	type seen struct {
+		name string
+		req  map[string]any
+	}
+	var reqs []seen
 	for _, raw := range r.tg.hooks.requests(r.scn, behaviour) {
 		req, name := normalizeReview(raw)
-		if !strings.HasPrefix(name, "probe-") {
-			reqs, names = append(reqs, req), append(names, name)
+		if !strings.HasPrefix(name, "probe-") && !strings.HasPrefix(name, "missing-") {
+			reqs = append(reqs, seen{name, req})
 		}
 	}
+	// By object name: a deletecollection's items come in any order; the
+	// writes to one object come in the order sent.
+	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].name < reqs[j].name })
 	r.record(label+": how many", len(reqs))
-	for i, req := range reqs {
-		r.record(fmt.Sprintf("%s %d (%v %s)", label, i+1, req["operation"], names[i]), req)
+	for i, s := range reqs {
+		r.record(fmt.Sprintf("%s %d (%v of %s)", label, i+1, s.req["operation"], s.name), s.req)
 	}
 }
 
@@ -225,7 +233,8 @@ const credentialID = "authentication.kubernetes.io/credential-id"
 
 // normalizeReview decodes an AdmissionReview request and replaces what is
 // unique to a run (its uid, the objects' uids, resourceVersions and
-// times) by placeholders; it also returns the request's object name.
+// times, the client certificate's hash) by placeholders; it also returns
+// the name of the object written.
 func normalizeReview(raw json.RawMessage) (map[string]any, string) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -255,7 +264,16 @@ func normalizeReview(raw json.RawMessage) (map[string]any, string) {
 			normalizeObject(o)
 		}
 	}
+	// The object's name: the request's, else (a deletecollection's items
+	// on kube-apiserver have none) the object's.
 	name, _ := m["name"].(string)
+	for _, k := range []string{"object", "oldObject"} {
+		if o, ok := m[k].(map[string]any); ok && name == "" {
+			if meta, ok := o["metadata"].(map[string]any); ok {
+				name, _ = meta["name"].(string)
+			}
+		}
+	}
 	return m, name
 }
 
@@ -280,4 +298,16 @@ func normalizeObject(o map[string]any) {
 			}
 		}
 	}
+}
+
+// reviewsOf records how many requests the scenario's webhook of behaviour
+// received for the object name.
+func (r *run) reviewsOf(label, behaviour, name string) {
+	n := 0
+	for _, raw := range r.tg.hooks.requests(r.scn, behaviour) {
+		if _, got := normalizeReview(raw); got == name {
+			n++
+		}
+	}
+	r.record(label, n)
 }

@@ -2,6 +2,7 @@ package admissionconf
 
 import (
 	"net/http"
+	"net/url"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 )
@@ -24,7 +25,8 @@ func (r *run) validatingWebhooks(hooks ...webhook) error {
 }
 
 // webhookValidating: a validating webhook on ConfigMaps (create, update,
-// delete), namespaces/status and the deletion of a namespace: what it receives for each operation (the
+// patch, delete, deletecollection), namespaces/status and the deletion of
+// a namespace: what it receives for each operation (the
 // objects, options, dryRun, subresource, user), its warnings, its denial.
 func webhookValidating(r *run) error {
 	for _, ns := range []string{r.ns, r.ns + "-gone"} {
@@ -69,17 +71,26 @@ func webhookValidating(r *run) error {
 	if _, err := r.write("delete a namespace", http.MethodDelete, nsPath+"/"+r.ns+"-gone", nil, "", nil); err != nil {
 		return err
 	}
+	for _, name := range []string{"dc-1", "dc-2"} {
+		if err := r.setup(p, configMap(name, map[string]string{"group": "dc"}, nil)); err != nil {
+			return err
+		}
+	}
+	if _, err := r.write("delete a collection", http.MethodDelete, p, url.Values{"labelSelector": {"group=dc"}}, "", nil); err != nil {
+		return err
+	}
 	r.reviews("the webhook's requests", "deny")
 	return nil
 }
 
 // webhookMutating: a mutating webhook's JSON patch sets a label on create;
-// what it receives.
+// what it receives, on create and on delete, of one object or a
+// collection, and for the delete of a missing object.
 func webhookMutating(r *run) error {
 	if err := r.namespace(r.ns, nil); err != nil {
 		return err
 	}
-	h := r.hook("mutate.admconf.example.com", "patch", rule([]string{"configmaps"}, create))
+	h := r.hook("mutate.admconf.example.com", "patch", rule([]string{"configmaps"}, create, del))
 	if err := r.setup(arPath("mutatingwebhookconfigurations"), mutatingWebhooks(r.name(), h)); err != nil {
 		return err
 	}
@@ -99,9 +110,28 @@ func webhookMutating(r *run) error {
 	if _, err := r.write("dry-run create", http.MethodPost, p, dryRun, "", configMap("dry", own, nil)); err != nil {
 		return err
 	}
+	if _, err := r.write("delete", http.MethodDelete, p+"/mutated", nil, "", nil); err != nil {
+		return err
+	}
+	for _, name := range []string{"col-1", "col-2"} {
+		if err := r.setup(p, configMap(name, map[string]string{"group": "col"}, nil)); err != nil {
+			return err
+		}
+	}
+	if _, err := r.write("delete a collection", http.MethodDelete, p, url.Values{"labelSelector": {"group=col"}}, "", nil); err != nil {
+		return err
+	}
+	if _, err := r.write("delete a missing object", http.MethodDelete, p+"/missing-1", nil, "", nil); err != nil {
+		return err
+	}
 	r.reviews("the webhook's requests", "patch")
+	r.reviewsOf(missingDeleteLabel, "patch", "missing-1")
 	return nil
 }
+
+// missingDeleteLabel is the observation of the requests a mutating
+// webhook received for the DELETE of an object that does not exist.
+const missingDeleteLabel = "requests for deleting a missing object"
 
 // down is a webhook of the scenario at a closed port.
 func (r *run) down(name string, policy admissionregistrationv1.FailurePolicyType) webhook {
@@ -164,4 +194,46 @@ func webhookTimeout(r *run) error {
 	}
 	_, err = r.create("create, the slow webhook called", cmPath(r.ns), configMap("slow-1", map[string]string{"slow": "yes"}, nil))
 	return err
+}
+
+// webhookNamespaces: a validating webhook on Namespaces: created by POST
+// and by server-side apply, updated, their status and finalize
+// subresources written.
+func webhookNamespaces(r *run) error {
+	if err := r.namespace(r.ns, nil); err != nil {
+		return err
+	}
+	err := r.validatingWebhooks(r.hook("namespaces.admconf.example.com", "deny",
+		rule([]string{"namespaces"}, create, update),
+		rule([]string{"namespaces/status", "namespaces/finalize"}, update)))
+	if err != nil {
+		return err
+	}
+	labels := map[string]string{scenarioLabel: r.scn}
+	ns := func(name string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name, "labels": labels}}
+	}
+	err = r.await("the webhook", r.dryRunCreate(nsPath, ns("probe-"+r.ns)), answer.failed)
+	if err != nil {
+		return err
+	}
+	posted, applied := r.ns+"-posted", r.ns+"-applied"
+	if _, err := r.create("create", nsPath, ns(posted)); err != nil {
+		return err
+	}
+	apply := url.Values{"fieldManager": {"admconf-apply"}}
+	if _, err := r.write("create by apply", http.MethodPatch, nsPath+"/"+applied, apply, "application/apply-patch+yaml", ns(applied)); err != nil {
+		return err
+	}
+	if _, err := r.updateStatus("update", posted, "", map[string]string{"touched": "yes"}); err != nil {
+		return err
+	}
+	if _, err := r.updateStatus("status write", posted, "status", nil); err != nil {
+		return err
+	}
+	if _, err := r.updateStatus("finalize write", posted, "finalize", nil); err != nil {
+		return err
+	}
+	r.reviews("the webhook's requests", "deny")
+	return nil
 }
