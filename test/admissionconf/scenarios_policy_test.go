@@ -26,8 +26,8 @@ func (r *run) validate(name string, spec admissionregistrationv1.ValidatingAdmis
 
 // vapParams: a policy whose parameter, a ConfigMap named by the binding,
 // reserves a name (message, reason Forbidden) and caps the number of data
-// keys (messageExpression, reason Invalid by default), on create, update
-// and patch, dry run or not.
+// keys (variables, a messageExpression naming the namespaceObject, reason
+// Invalid by default), on create, update and patch, dry run or not.
 func vapParams(r *run) error {
 	if err := r.namespace(r.ns, nil); err != nil {
 		return err
@@ -44,9 +44,14 @@ func vapParams(r *run) error {
 			Message:    "this name is reserved",
 			Reason:     ptr.To(metav1.StatusReasonForbidden),
 		}, {
-			Expression:        "!has(object.data) || size(object.data) <= int(params.data.maxKeys)",
-			MessageExpression: "'at most ' + params.data.maxKeys + ' data keys, got ' + string(size(object.data))",
+			Expression: "variables.keys <= variables.maxKeys",
+			MessageExpression: "'in ' + namespaceObject.metadata.name + ', at most ' + string(variables.maxKeys) +" +
+				" ' data keys, got ' + string(variables.keys)",
 		}},
+		Variables: []admissionregistrationv1.Variable{
+			{Name: "maxKeys", Expression: "int(params.data.maxKeys)"},
+			{Name: "keys", Expression: "has(object.data) ? size(object.data) : 0"},
+		},
 	}, deny, paramRef("limits", admissionregistrationv1.DenyAction))
 	if err != nil {
 		return err
@@ -373,4 +378,155 @@ func dryRunIf(dry bool) map[string][]string {
 		return dryRun
 	}
 	return nil
+}
+
+// vapFailurePolicy: a validation that fails to evaluate (int() of a
+// non-number) refuses the write under failurePolicy Fail and admits it
+// under Ignore. The Ignore policy is bound first; the Fail one, bound
+// after it, shows both in effect.
+func vapFailurePolicy(r *run) error {
+	if err := r.namespace(r.ns, nil); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		suffix, prefix string
+		policy         admissionregistrationv1.FailurePolicyType
+	}{{"-ignore", "i-", admissionregistrationv1.Ignore}, {"-fail", "f-", admissionregistrationv1.Fail}} {
+		err := r.validate(r.name()+p.suffix, admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: matchIn(r.scn, rule([]string{"configmaps"}, create)),
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "prefixed",
+				Expression: "object.metadata.name.startsWith('" + p.prefix + "') || ('" + p.prefix + "' == 'f-' && object.metadata.name.startsWith('probe-'))",
+			}},
+			Validations:   []admissionregistrationv1.Validation{{Expression: "int(object.data.n) >= 0"}},
+			FailurePolicy: ptr.To(p.policy),
+		}, deny, nil)
+		if err != nil {
+			return err
+		}
+	}
+	if err := r.awaitDenied("the policies", cmPath(r.ns), configMap("probe-1", nil, map[string]string{"n": "x"})); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		label, name, n string
+	}{
+		{"Fail, the expression failing", "f-1", "x"},
+		{"Fail, the expression true", "f-2", "1"},
+		{"Fail, the expression false", "f-3", "-1"},
+		{"Ignore, the expression failing", "i-1", "x"},
+	} {
+		if _, err := r.create(c.label, cmPath(r.ns), configMap(c.name, nil, map[string]string{"n": c.n})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vapParamKindMissing: a policy whose paramKind names a kind no server
+// serves refuses every matched write.
+func vapParamKindMissing(r *run) error {
+	if err := r.namespace(r.ns, nil); err != nil {
+		return err
+	}
+	err := r.validate(r.name(), admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "nope.example.com/v1", Kind: "Nope"},
+		MatchConstraints: matchIn(r.scn, rule([]string{"configmaps"}, create)),
+		Validations:      []admissionregistrationv1.Validation{{Expression: "true"}},
+	}, deny, paramRef("any", admissionregistrationv1.DenyAction))
+	if err != nil {
+		return err
+	}
+	if err := r.awaitDenied("the policy", cmPath(r.ns), configMap("probe-1", nil, nil)); err != nil {
+		return err
+	}
+	_, err = r.create("create", cmPath(r.ns), configMap("any", nil, nil))
+	return err
+}
+
+// vapAuthorizer: a policy's expressions ask the authorizer (may the admin
+// list Secrets here, create this ConfigMap?) and its message reads the
+// request's user.
+func vapAuthorizer(r *run) error {
+	if err := r.namespace(r.ns, nil); err != nil {
+		return err
+	}
+	user := "'user ' + request.userInfo.username + ' in ' + request.userInfo.groups.join(',')"
+	err := r.validate(r.name(), admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: matchIn(r.scn, rule([]string{"configmaps"}, create)),
+		Validations: []admissionregistrationv1.Validation{{
+			Expression:        "!object.metadata.name.startsWith('probe-')",
+			MessageExpression: user + " + ' wrote a probe'",
+		}, {
+			Expression: "!object.metadata.name.startsWith('list-') ||" +
+				" !authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('list').allowed()",
+			MessageExpression: user + " + ' may list secrets'",
+		}, {
+			Expression:        "!object.metadata.name.startsWith('create-') || !authorizer.requestResource.check('create').allowed()",
+			MessageExpression: user + " + ' may create configmaps'",
+		}},
+	}, deny, nil)
+	if err != nil {
+		return err
+	}
+	if err := r.awaitDenied("the policy", cmPath(r.ns), configMap("probe-1", nil, nil)); err != nil {
+		return err
+	}
+	if _, err := r.create("create, asking about secrets", cmPath(r.ns), configMap("list-1", nil, nil)); err != nil {
+		return err
+	}
+	_, err = r.create("create, asking about this create", cmPath(r.ns), configMap("create-1", nil, nil))
+	return err
+}
+
+// mapParamsThenVAP: a MutatingAdmissionPolicy sets a label from its
+// parameter; a ValidatingAdmissionPolicy requires it, so a create passes
+// only if mutation ran first. A name the mutating policy's matchCondition
+// excludes is refused.
+func mapParamsThenVAP(r *run) error {
+	if err := r.namespace(r.ns, nil); err != nil {
+		return err
+	}
+	if err := r.setup(cmPath(r.ns), configMap("tier", map[string]string{"tier": "param"}, map[string]string{"tier": "gold"})); err != nil {
+		return err
+	}
+	m := mutatingPolicy(r.name(), matchIn(r.scn, rule([]string{"configmaps"}, create)), admissionregistrationv1.Mutation{
+		PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+		ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+			Expression: `Object{metadata: Object.metadata{labels: {"tier": params.data.tier}}}`,
+		},
+	})
+	m.Spec.ParamKind = configMapParams
+	m.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-skipped", Expression: "!object.metadata.name.startsWith('skip-')"}}
+	if err := r.setup(arPath("mutatingadmissionpolicies"), m); err != nil {
+		return err
+	}
+	b := mutatingBinding(r.name())
+	b.Spec.ParamRef = paramRef("tier", admissionregistrationv1.DenyAction)
+	if err := r.setup(arPath("mutatingadmissionpolicybindings"), b); err != nil {
+		return err
+	}
+	err := r.validate(r.name(), admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: matchIn(r.scn, rule([]string{"configmaps"}, create)),
+		Validations: []admissionregistrationv1.Validation{{
+			Expression:        "has(object.metadata.labels) && 'tier' in object.metadata.labels && object.metadata.labels.tier == 'gold'",
+			MessageExpression: "'ConfigMap ' + object.metadata.name + ' has no gold tier'",
+		}},
+	}, deny, nil)
+	if err != nil {
+		return err
+	}
+	if err := r.awaitDenied("the validating policy", cmPath(r.ns), configMap("skip-probe", nil, nil)); err != nil {
+		return err
+	}
+	err = r.await("the mutating policy", r.dryRunCreate(cmPath(r.ns), configMap("probe-1", nil, nil)),
+		func(a answer) bool { return a.Labels["tier"] == "gold" })
+	if err != nil {
+		return err
+	}
+	if _, err := r.create("create, mutated then valid", cmPath(r.ns), configMap("tiered", nil, nil)); err != nil {
+		return err
+	}
+	_, err = r.create("create, not mutated", cmPath(r.ns), configMap("skip-1", nil, nil))
+	return err
 }
