@@ -2,8 +2,10 @@ package admission
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apiserver/pkg/admission"
+	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
 )
 
 // A Plugin is one stage of the chain: an admission.MutationInterface, an
@@ -23,6 +25,9 @@ type Chain struct {
 	// objects are what plugins create, convert and default objects
 	// with when a caller gives none (WithObjects).
 	objects admission.ObjectInterfaces
+	// observed chains record kube-apiserver's admission metrics: each
+	// plugin's and each phase's duration (New's chain).
+	observed bool
 }
 
 var (
@@ -55,7 +60,7 @@ func (c *Chain) With(more ...Plugin) *Chain {
 	}
 	out := NewChain(append(ps, more...)...)
 	if c != nil {
-		out.objects = c.objects
+		out.objects, out.observed = c.objects, c.observed
 	}
 	return out
 }
@@ -86,14 +91,37 @@ func (c *Chain) Admit(ctx context.Context, a admission.Attributes, o admission.O
 	if o == nil {
 		o = c.objects
 	}
-	if err := c.admitOnce(ctx, a, o); err != nil {
-		return err
-	}
-	if rc := a.GetReinvocationContext(); rc != nil && rc.ShouldReinvoke() && !rc.IsReinvoke() {
+	start := c.now()
+	err := c.admitOnce(ctx, a, o)
+	if rc := a.GetReinvocationContext(); err == nil && rc != nil && rc.ShouldReinvoke() && !rc.IsReinvoke() {
 		rc.SetIsReinvoke()
-		return c.admitOnce(ctx, a, o)
+		err = c.admitOnce(ctx, a, o)
 	}
-	return nil
+	if c.observed {
+		admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, a, stepAdmit)
+	}
+	return err
+}
+
+// The phases as kube-apiserver's metrics name them.
+const (
+	stepAdmit    = "admit"
+	stepValidate = "validate"
+)
+
+// now is the time a phase or plugin starts, when c records metrics.
+func (c *Chain) now() time.Time {
+	if !c.observed {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// done records a plugin's call that started at start and returned err.
+func (c *Chain) done(ctx context.Context, start time.Time, err error, a admission.Attributes, step, name string) {
+	if c.observed {
+		admissionmetrics.Metrics.ObserveAdmissionController(ctx, time.Since(start), err != nil, a, step, name)
+	}
 }
 
 // admitOnce calls each mutating plugin once, in order.
@@ -103,7 +131,10 @@ func (c *Chain) admitOnce(ctx context.Context, a admission.Attributes, o admissi
 		if !ok || !m.Handles(a.GetOperation()) {
 			continue
 		}
-		if err := m.Admit(ctx, a, o); err != nil {
+		start := c.now()
+		err := m.Admit(ctx, a, o)
+		c.done(ctx, start, err, a, stepAdmit, p.Name)
+		if err != nil {
 			return err
 		}
 	}
@@ -118,12 +149,25 @@ func (c *Chain) Validate(ctx context.Context, a admission.Attributes, o admissio
 	if o == nil {
 		o = c.objects
 	}
+	start := c.now()
+	err := c.validate(ctx, a, o)
+	if c.observed {
+		admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, a, stepValidate)
+	}
+	return err
+}
+
+// validate calls each validating plugin, in order.
+func (c *Chain) validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	for _, p := range c.plugins {
 		v, ok := p.Interface.(admission.ValidationInterface)
 		if !ok || !v.Handles(a.GetOperation()) {
 			continue
 		}
-		if err := v.Validate(ctx, a, o); err != nil {
+		start := c.now()
+		err := v.Validate(ctx, a, o)
+		c.done(ctx, start, err, a, stepValidate, p.Name)
+		if err != nil {
 			return err
 		}
 	}
@@ -142,7 +186,7 @@ func (c *Chain) Traced(trace func(plugin, phase string)) *Chain {
 		ps[i] = Plugin{Name: p.Name, Interface: traced{p: p, trace: trace}}
 	}
 	out := NewChain(ps...)
-	out.objects = c.objects
+	out.objects, out.observed = c.objects, c.observed
 	return out
 }
 

@@ -72,3 +72,26 @@ var (
 	kindValidation      = kindValidating{kindPlugin{validate: KindStages.Validate}}
 	kindValidatingHooks = kindValidating{kindPlugin{validate: KindStages.ValidateHooks}}
 )
+
+// MutationObserver is implemented by KindStages that follow what the
+// mutating plugins not of the kind (policies, webhooks) change in the
+// write's object: a kind with a schema validates the request's content,
+// which must then hold their changes too, as it holds its hooks'.
+type MutationObserver interface {
+	// ObserveMutation calls mutate, a plugin's Admit, and takes in what it
+	// changed.
+	ObserveMutation(ctx context.Context, mutate func() error) error
+}
+
+// observed is a mutating plugin whose changes the write's KindStages
+// observe.
+type observed struct {
+	admission.MutationInterface
+}
+
+func (p observed) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if s, ok := StagesOf(a).(MutationObserver); ok {
+		return s.ObserveMutation(ctx, func() error { return p.MutationInterface.Admit(ctx, a, o) })
+	}
+	return p.MutationInterface.Admit(ctx, a, o)
+}

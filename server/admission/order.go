@@ -66,8 +66,12 @@ func New(p ServerPlugins) *Chain {
 	}
 	add(NamespaceLifecycle, p.NamespaceLifecycle)
 	add(KindMutatingHooks, kindMutatingHooks)
-	add(MutatingAdmissionPolicy, p.Dynamic.MutatingPolicy)
-	add(MutatingAdmissionWebhook, p.Dynamic.MutatingWebhook)
+	if !isNil(p.Dynamic.MutatingPolicy) {
+		add(MutatingAdmissionPolicy, observed{p.Dynamic.MutatingPolicy})
+	}
+	if !isNil(p.Dynamic.MutatingWebhook) {
+		add(MutatingAdmissionWebhook, observed{p.Dynamic.MutatingWebhook})
+	}
 	add(OwnerReferences, ownerrefs.Plugin{})
 	add(KindPrepare, kindPrepare)
 	add(RBACEscalation, p.RBACEscalation)
@@ -75,7 +79,9 @@ func New(p ServerPlugins) *Chain {
 	add(KindValidatingHooks, kindValidatingHooks)
 	add(ValidatingAdmissionPolicy, p.Dynamic.ValidatingPolicy)
 	add(ValidatingAdmissionWebhook, p.Dynamic.ValidatingWebhook)
-	return NewChain(ps...)
+	c := NewChain(ps...)
+	c.observed = true
+	return c
 }
 
 // isNil reports whether i is nil or holds a nil pointer: a plugin the

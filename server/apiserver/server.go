@@ -238,7 +238,7 @@ func (s *Server) Run(ctx context.Context) error {
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
 	mux.Handle("/api/", resources) // the core group, /api/v1/...
-	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metricsGatherer(metrics), promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)

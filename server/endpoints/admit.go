@@ -72,7 +72,7 @@ func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation
 		namespace = name
 	}
 	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
-		req.Subresource, op, nil, req.DryRun, u)
+		req.Subresource, op, req.Options(op), req.DryRun, u)
 	return &admission.Attributes{Attributes: rec, Stages: stages}
 }
 

@@ -41,7 +41,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
-	request.SetDryRun(r.Context(), len(opts.DryRun) > 0)
+	request.SetDelete(r.Context(), &opts)
 	if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 	}
 	ctx := r.Context()
 	pre, dryRun, prop := deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts)
-	request.SetDryRun(ctx, dryRun)
+	request.SetDelete(ctx, &opts)
 	paged := lr.Options.Limit > 0
 	if !paged {
 		lr.Options.Limit = deleteCollectionPageSize

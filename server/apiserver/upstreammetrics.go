@@ -1,0 +1,43 @@
+package apiserver
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// upstreamPrefixes are the metric families that k8s.io/apiserver's own
+// admission plugins and chain record in its global registry (the
+// webhooks', the policies', each plugin's and each phase's durations):
+// /metrics serves them as kube-apiserver does.
+var upstreamPrefixes = []string{
+	"apiserver_admission_",
+	"apiserver_validating_admission_policy_",
+	"apiserver_mutating_admission_policy_",
+}
+
+// upstreamMetrics gathers those families only: the global registry holds
+// Go and process collectors too, which the server's own registry has.
+type upstreamMetrics struct{}
+
+func (upstreamMetrics) Gather() ([]*dto.MetricFamily, error) {
+	all, err := legacyregistry.DefaultGatherer.Gather()
+	out := all[:0]
+	for _, mf := range all {
+		for _, p := range upstreamPrefixes {
+			if strings.HasPrefix(mf.GetName(), p) {
+				out = append(out, mf)
+				break
+			}
+		}
+	}
+	return out, err
+}
+
+// metricsGatherer is what /metrics serves: the server's registry and
+// upstream's admission metrics.
+func metricsGatherer(own prometheus.Gatherer) prometheus.Gatherer {
+	return prometheus.Gatherers{own, upstreamMetrics{}}
+}
