@@ -8,6 +8,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/clusterroleaggregation"
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
+	"github.com/apiloom/apiloom/server/controllers/policystatus"
 )
 
 // Names of the controllers, as --controllers takes them: kube-controller-
@@ -16,10 +17,11 @@ const (
 	controllerGC                     = "garbagecollector"
 	controllerNamespace              = "namespace"
 	controllerClusterRoleAggregation = "clusterrole-aggregation"
+	controllerPolicyStatus           = "validatingadmissionpolicy-status"
 )
 
 // controllerNames are every controller the server can run.
-var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation}
+var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -46,6 +48,9 @@ func (s *Server) controllerList() []controllers.Controller {
 	if controllerEnabled(s.opts.Controllers, controllerClusterRoleAggregation) && s.servesClusterRoles() {
 		list = append(list, clusterroleaggregation.New(clusterroleaggregation.DefaultConfig()))
 	}
+	if controllerEnabled(s.opts.Controllers, controllerPolicyStatus) && s.servesPolicies() {
+		list = append(list, policystatus.New(5))
+	}
 	return list
 }
 
@@ -53,9 +58,10 @@ func (s *Server) controllerList() []controllers.Controller {
 // server until ctx ends. It is called once the server serves.
 func (s *Server) runControllers(ctx context.Context) {
 	env := &controllers.Env{
-		Config:    s.loopbackConfig("apiloom-controllers"),
-		Resources: s.registry.Infos(),
-		Log:       s.log,
+		Config:     s.loopbackConfig("apiloom-controllers"),
+		Resources:  s.registry.Infos(),
+		RESTMapper: s.registry.RESTMapper(),
+		Log:        s.log,
 	}
 	if err := controllers.Run(ctx, env, s.opts.Election, s.controllerList()...); err != nil {
 		s.log.Error("controllers stopped", "err", err)

@@ -36,20 +36,29 @@ func (s *Server) dynamicAdmission() (*dynamic.Plugins, error) {
 	if !s.registry.ServesNamespaces() {
 		return nil, nil
 	}
-	served := func(plural string) bool {
-		return slices.ContainsFunc(s.registry.Infos(), func(i *resource.Info) bool {
-			return i.Group == "admissionregistration.k8s.io" && i.Version == "v1" && i.Plural == plural
-		})
-	}
 	return dynamic.New(func(name string) bool {
 		if slices.Contains(s.opts.DisableAdmissionPlugins, name) {
 			return false
 		}
 		for _, plural := range configuredBy[name] {
-			if !served(plural) {
+			if !s.servesAdmissionRegistration(plural) {
 				return false
 			}
 		}
 		return true
 	})
+}
+
+// servesAdmissionRegistration reports whether the server serves the
+// admissionregistration.k8s.io/v1 resource plural.
+func (s *Server) servesAdmissionRegistration(plural string) bool {
+	return slices.ContainsFunc(s.registry.Infos(), func(i *resource.Info) bool {
+		return i.Group == "admissionregistration.k8s.io" && i.Version == "v1" && i.Plural == plural
+	})
+}
+
+// servesPolicies reports whether ValidatingAdmissionPolicies are served,
+// whose status the validatingadmissionpolicy-status controller writes.
+func (s *Server) servesPolicies() bool {
+	return s.servesAdmissionRegistration("validatingadmissionpolicies")
 }

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -43,7 +44,9 @@ type Env struct {
 	// Resources are every resource the server serves, each version of a
 	// kind its own entry.
 	Resources []*resource.Info
-	Log       *slog.Logger
+	// RESTMapper maps the served kinds to their resources.
+	RESTMapper meta.RESTMapper
+	Log        *slog.Logger
 }
 
 // Election configures who runs the controllers among replicas. The

@@ -138,6 +138,35 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The policy's expressions are type-checked against the Database
+	// schema, and what is wrong is written into its status.
+	e.createPolicy(&admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "mistyped"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			// Type checking needs the versions named, not "*".
+			MatchConstraints: func() *admissionregistrationv1.MatchResources {
+				r := databaseRules()
+				r.ResourceRules[0].APIVersions = []string{"v1"}
+				return r
+			}(),
+			Validations: []admissionregistrationv1.Validation{{Expression: "object.spec.replicas == 'three'"}},
+		},
+	}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "mistyped"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "mistyped",
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Audit}},
+	})
+	eventually(t, "the type checking in the policy's status", func(ctx context.Context) (bool, error) {
+		p, err := e.kc.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "mistyped", metav1.GetOptions{})
+		if err != nil || p.Status.ObservedGeneration != 1 || p.Status.TypeChecking == nil {
+			return false, err
+		}
+		w := p.Status.TypeChecking.ExpressionWarnings
+		return len(w) == 1 && w[0].FieldRef == "spec.validations[0].expression" &&
+			strings.Contains(w[0].Warning, "example.apiloom.dev/v1, Kind=Database") && strings.Contains(w[0].Warning, "no matching overload for '_==_'"), nil
+	})
+
 	// The parameter gone: parameterNotFoundAction Deny refuses.
 	if err := e.kc.CoreV1().ConfigMaps("shop").Delete(ctx, "limits", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
