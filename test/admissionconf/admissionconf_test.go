@@ -26,6 +26,8 @@ var scenarios = []scenario{
 	{"vap-failure-policy", vapFailurePolicy},
 	{"vap-paramkind-missing", vapParamKindMissing},
 	{"vap-authorizer", vapAuthorizer},
+	{"vap-type-checking", vapTypeChecking},
+	{"vap-invalid", vapInvalid},
 	{"map-apply", mapApply},
 	{"map-jsonpatch", mapJSONPatch},
 	{"map-params-then-vap", mapParamsThenVAP},
@@ -51,6 +53,12 @@ type exception struct {
 }
 
 var exceptions = []exception{{
+	name: "policy-validation",
+	why: "KNOWN, being done: apiloom does not validate the admissionregistration kinds yet " +
+		"(builtin/validation/admissionregistration.go is a placeholder), so it stores a policy " +
+		"kube-apiserver refuses",
+	matches: func(scn, _ string, _ fieldDiff) bool { return scn == "vap-invalid" },
+}, {
 	name: "namespace-delete-preconditions",
 	why: "KNOWN BUG, not deliberate (minor): kube-apiserver's Namespace storage writes the uid " +
 		"precondition it deletes under into the request's DeleteOptions, which its admission then " +
@@ -105,7 +113,8 @@ const dumpEnv = "APILOOM_ADMCONF_DUMP"
 // kube-apiserver and on apiloom, each calling a webhook server of its own,
 // and requires the same observations of both.
 func TestAdmissionMatchesKubeAPIServer(t *testing.T) {
-	host := hostcluster.Start(t, hostcluster.Options{})
+	// kube-controller-manager type-checks policies into their status.
+	host := hostcluster.Start(t, hostcluster.Options{KCM: true, KCMControllers: []string{"validatingadmissionpolicy-status-controller"}})
 	ts := testserver.Start(t, apiserver.Install, testserver.WithElection(false))
 
 	// Both as the user admin in system:masters, by a client certificate,

@@ -530,3 +530,61 @@ func mapParamsThenVAP(r *run) error {
 	_, err = r.create("create, not mutated", cmPath(r.ns), configMap("skip-1", nil, nil))
 	return err
 }
+
+// vapTypeChecking: the validatingadmissionpolicy-status controller
+// (kube-controller-manager's; apiloom's runs inside it) type-checks each
+// policy's expressions against the schemas of the kinds it matches and
+// writes the warnings into its status: none for a sound policy, one per
+// ill-typed expression otherwise, for each kind.
+func vapTypeChecking(r *run) error {
+	for _, p := range []struct {
+		label, suffix string
+		validations   []admissionregistrationv1.Validation
+	}{{
+		"a sound policy's status", "-sound",
+		[]admissionregistrationv1.Validation{{Expression: "!has(object.data) || size(object.data) < 10"}},
+	}, {
+		"an ill-typed policy's status", "-ill-typed",
+		[]admissionregistrationv1.Validation{
+			{Expression: "object.data.x > 1"},
+			{Expression: "object.spec.replicas > 1"},
+			{Expression: "true", MessageExpression: "'immutable: ' + object.immutable"},
+		},
+	}} {
+		name := r.name() + p.suffix
+		err := r.setup(arPath("validatingadmissionpolicies"), validatingPolicy(name, admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: matchIn(r.scn, rule([]string{"configmaps", "secrets"}, create)),
+			Validations:      p.validations,
+		}))
+		if err != nil {
+			return err
+		}
+		var status any
+		err = r.await(name+"'s type check", func() (answer, error) {
+			return r.tg.c.do(r.ctx, http.MethodGet, arPath("validatingadmissionpolicies")+"/"+name, nil, "", nil)
+		}, func(a answer) bool {
+			st, _ := a.object["status"].(map[string]any)
+			meta, _ := a.object["metadata"].(map[string]any)
+			if st == nil || st["typeChecking"] == nil || meta == nil || st["observedGeneration"] != meta["generation"] {
+				return false
+			}
+			status = st["typeChecking"]
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		r.record(p.label, status)
+	}
+	return nil
+}
+
+// vapInvalid: a policy whose messageExpression cannot compile even
+// without a schema (string + int) is refused at create.
+func vapInvalid(r *run) error {
+	_, err := r.create("create an invalid policy", arPath("validatingadmissionpolicies"), validatingPolicy(r.name(), admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: matchIn(r.scn, rule([]string{"configmaps"}, create)),
+		Validations:      []admissionregistrationv1.Validation{{Expression: "true", MessageExpression: "'keys: ' + size(object.data)"}},
+	}))
+	return err
+}
