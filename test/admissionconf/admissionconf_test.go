@@ -105,6 +105,9 @@ var exceptions = []exception{{
 // isReview tells whether an observation's label is a webhook's request.
 func isReview(label string) bool { return strings.HasPrefix(label, "the webhook's requests ") }
 
+// testUser is who the test writes as, on both servers.
+const testUser = "admin"
+
 // dumpEnv names a file the test writes every observation of both servers
 // to, for reading what was compared.
 const dumpEnv = "APILOOM_ADMCONF_DUMP"
@@ -119,11 +122,11 @@ func TestAdmissionMatchesKubeAPIServer(t *testing.T) {
 
 	// Both as the user admin in system:masters, by a client certificate,
 	// so that the webhooks see the same userInfo.
-	cert, key := host.ClientCert(t, "admin", "system:masters")
+	cert, key := host.ClientCert(t, testUser, "system:masters")
 	kasCfg := &rest.Config{Host: host.Host, TLSClientConfig: rest.TLSClientConfig{CAData: host.ServerCAPEM, CertData: cert, KeyData: key}}
 	targets := []*target{
 		newTarget(t, "kube-apiserver", kasCfg),
-		newTarget(t, "apiloom", ts.UserConfig("admin", "system:masters")),
+		newTarget(t, "apiloom", ts.UserConfig(testUser, "system:masters")),
 	}
 
 	results := make([]map[string][]observation, len(targets))
