@@ -450,7 +450,8 @@ func checkHostAccess(t *testing.T, d *deployed, ns string) {
 	for _, o := range d.objects["ClusterRole"] {
 		cr := o.(*rbacv1.ClusterRole)
 		if cr.Name == "shop:host-reader" {
-			if r := cr.Rules; len(r) != 1 || !slices.Equal(r[0].Resources, []string{"namespaces"}) || !slices.Equal(r[0].Verbs, []string{"get", "list", "watch"}) {
+			if r := cr.Rules; len(r) != 2 || !slices.Equal(r[0].Resources, []string{"namespaces"}) || !slices.Equal(r[0].Verbs, []string{"get", "list", "watch"}) ||
+				r[1].APIGroups[0] != "admissionregistration.k8s.io" || len(r[1].Resources) != 6 || !slices.Equal(r[1].Verbs, []string{"get", "list", "watch"}) {
 				t.Errorf("shop:host-reader: %+v", r)
 			}
 			continue

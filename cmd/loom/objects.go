@@ -210,6 +210,13 @@ func (d *deployment) serverRBAC() []any {
 			ObjectMeta: d.clusterMeta(reader),
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"},
+			}, {
+				// The host's policies and webhooks apply to this server's
+				// writes; a policy's parameters need their own grant.
+				APIGroups: []string{"admissionregistration.k8s.io"}, Verbs: []string{"get", "list", "watch"},
+				Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+					"mutatingadmissionpolicies", "mutatingadmissionpolicybindings",
+					"validatingwebhookconfigurations", "mutatingwebhookconfigurations"},
 			}},
 		},
 		&rbacv1.ClusterRoleBinding{

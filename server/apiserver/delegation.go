@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiloom/apiloom/server/admission/nslifecycle"
@@ -41,6 +42,9 @@ type delegation struct {
 	// namespaces is upstream's NamespaceLifecycle over informers.
 	namespaces *lifecycle.Lifecycle
 	informers  informers.SharedInformerFactory
+	// config reaches the host (--kubeconfig), whose policies and webhooks
+	// apply to this server's writes too.
+	config *rest.Config
 }
 
 // newDelegation builds the host-backed authentication (the loopback token
@@ -107,6 +111,7 @@ func newDelegation(o *Options, loopbackToken string, metrics prometheus.Register
 		clientCAs:  serving.ClientCA,
 		namespaces: namespaces,
 		informers:  factory,
+		config:     cfg,
 	}, nil
 }
 

@@ -4,6 +4,12 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
 	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/resource"
@@ -31,14 +37,20 @@ func validateAdmissionPlugins(names []string) error {
 // dynamicAdmission are the plugins of dynamic admission the server runs:
 // each whose configuring kinds it serves and --disable-admission-plugins
 // does not name. They need the namespaces, for their namespace
-// selectors; without them none runs.
+// selectors; without them none runs. An aggregated server runs every one
+// not disabled, configured by the host cluster's objects, as an extension
+// server built on k8s.io/apiserver does: the policies and webhooks a
+// cluster enforces apply to the kinds it aggregates.
 func (s *Server) dynamicAdmission() (*dynamic.Plugins, error) {
-	if !s.registry.ServesNamespaces() {
+	if !s.opts.Aggregated() && !s.registry.ServesNamespaces() {
 		return nil, nil
 	}
 	return dynamic.New(func(name string) bool {
 		if slices.Contains(s.opts.DisableAdmissionPlugins, name) {
 			return false
+		}
+		if s.opts.Aggregated() {
+			return true
 		}
 		for _, plural := range configuredBy[name] {
 			if !s.servesAdmissionRegistration(plural) {
@@ -61,4 +73,21 @@ func (s *Server) servesAdmissionRegistration(plural string) bool {
 // whose status the validatingadmissionpolicy-status controller writes.
 func (s *Server) servesPolicies() bool {
 	return s.servesAdmissionRegistration("validatingadmissionpolicies")
+}
+
+// dynamicAdmissionEnv is where the plugins read their configuration: this
+// server through its loopback, or the host cluster in aggregated mode,
+// whose kinds (ConfigMaps as parameters) its discovery maps.
+func (s *Server) dynamicAdmissionEnv(host *delegation, authz authorizer.Authorizer) (dynamic.Env, error) {
+	if host == nil {
+		return dynamic.Env{Client: s.loopbackConfig("apiloom-admission"), Authorizer: authz, RESTMapper: s.registry.RESTMapper()}, nil
+	}
+	cfg := rest.CopyConfig(host.config)
+	cfg.UserAgent = "apiloom-admission"
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return dynamic.Env{}, err
+	}
+	return dynamic.Env{Client: cfg, Authorizer: authz,
+		RESTMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}, nil
 }

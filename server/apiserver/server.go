@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -302,9 +301,11 @@ func (s *Server) Run(ctx context.Context) error {
 	// The policies and webhooks read their configuration through the
 	// loopback, so their informers start once the server serves; until
 	// they have synced, writes wait for them.
-	startDynamicAdmission, err := dynamicAdmission.Initialize(requestsCtx, dynamic.Env{
-		Loopback: s.loopbackConfig("apiloom-admission"), Authorizer: authz, RESTMapper: s.registry.RESTMapper(),
-	})
+	admissionEnv, err := s.dynamicAdmissionEnv(host, authz)
+	if err != nil {
+		return fmt.Errorf("admission: %w", err)
+	}
+	startDynamicAdmission, err := dynamicAdmission.Initialize(requestsCtx, admissionEnv)
 	if err != nil {
 		return fmt.Errorf("admission: %w", err)
 	}

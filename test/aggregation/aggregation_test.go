@@ -75,6 +75,7 @@ func TestAggregatedAPIServer(t *testing.T) {
 	t.Run("discovery and OpenAPI for the aggregator", func(t *testing.T) { testDiscovery(t, host, ext) })
 	t.Run("namespaces are the host's", func(t *testing.T) { testNamespaces(t, kube, cs) })
 	t.Run("the host collects garbage", func(t *testing.T) { testGarbageCollection(t, kube, cs) })
+	t.Run("the host's admission policies apply", func(t *testing.T) { testHostPolicies(t, kube, cs) })
 	t.Run("Audit-ID is reused", func(t *testing.T) { testAuditID(t, host, ext) })
 	t.Run("figures", func(t *testing.T) { measure(t, host, ext) })
 	t.Run("a stopped extension is unavailable, a restarted one back", func(t *testing.T) { testStopRestart(t, host, ext, kube, cs, names) })

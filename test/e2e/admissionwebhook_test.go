@@ -301,3 +301,59 @@ func TestAdmissionWebhookFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAdmissionWebhookReinvocation: a mutating webhook with
+// reinvocationPolicy IfNeeded is called again when a later one changed
+// the object; with Never it is not.
+func TestAdmissionWebhookReinvocation(t *testing.T) {
+	e, _ := startPolicyServer(t)
+	ctx := t.Context()
+	label := func(key string) reviewer {
+		return func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var db examplev1.Database
+			_ = json.Unmarshal(req.Object.Raw, &db)
+			if db.Labels[key] == "yes" {
+				return &admissionv1.AdmissionResponse{Allowed: true}
+			}
+			patch := `[{"op":"add","path":"/metadata/labels/` + key + `","value":"yes"}]`
+			return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: ptr.To(admissionv1.PatchTypeJSONPatch)}
+		}
+	}
+	hooks := startWebhookServer(t, map[string]reviewer{"/first": label("first"), "/second": label("second")})
+	mutating := func(config, path string, policy admissionregistrationv1.ReinvocationPolicyType) {
+		_, err := e.kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: config},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name: config + ".example.com", ClientConfig: hooks.clientConfig(path), Rules: webhookRules(createUpdate, "databases"),
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail), MatchPolicy: ptr.To(admissionregistrationv1.Equivalent),
+				NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+				SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), TimeoutSeconds: ptr.To[int32](10),
+				AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: ptr.To(policy),
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Webhooks are called in the order of their configurations' names.
+	mutating("a-first", "/first", admissionregistrationv1.IfNeededReinvocationPolicy)
+	mutating("b-second", "/second", admissionregistrationv1.NeverReinvocationPolicy)
+	eventually(t, "both webhooks to label", func(ctx context.Context) (bool, error) {
+		db, err := e.cs.ExampleV1().Databases("shop").Create(ctx, newDatabase("probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && db.Labels["first"] == "yes" && db.Labels["second"] == "yes", err
+	})
+	hooks.requests("/first")
+	hooks.requests("/second")
+	if _, err := e.cs.ExampleV1().Databases("shop").Create(ctx, newDatabase("orders"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := hooks.requests("/first"), hooks.requests("/second")
+	if len(first) != 2 || len(second) != 1 {
+		t.Fatalf("calls: first (IfNeeded) %d, want 2; second (Never) %d, want 1", len(first), len(second))
+	}
+	var again examplev1.Database
+	_ = json.Unmarshal(first[1].Object.Raw, &again)
+	if again.Labels["second"] != "yes" {
+		t.Fatalf("the reinvoked webhook did not see the later change: %v", again.Labels)
+	}
+}

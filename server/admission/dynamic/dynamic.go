@@ -117,9 +117,10 @@ func (p *Plugins) Chain() admission.Dynamic {
 
 // Env is how the plugins read the server.
 type Env struct {
-	// Loopback reaches the server itself, as a user that may read
-	// everything (system:apiserver).
-	Loopback *rest.Config
+	// Client reaches the cluster whose objects configure the plugins, as
+	// a user that may read them and the parameters: the server itself
+	// through its loopback, or an aggregated server's host.
+	Client *rest.Config
 	// Authorizer is the server's: the policies' `authorizer` variable and
 	// their check that a binding's writer may read its parameters.
 	Authorizer authorizer.Authorizer
@@ -147,7 +148,7 @@ func (p *Plugins) Initialize(ctx context.Context, env Env) (start func(), err er
 	if p == nil {
 		return func() {}, nil
 	}
-	cfg := rest.CopyConfig(env.Loopback)
+	cfg := rest.CopyConfig(env.Client)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func checkHooks(pkgs []*packages.Package, base string, gvs []*groupVersion) erro
 		rel := strings.TrimPrefix(p.PkgPath, base+"/")
 		i := slices.IndexFunc(gvs, func(gv *groupVersion) bool { return path.Join(gv.GroupDir, gv.Version) == rel })
 		if i < 0 {
-			errs = append(errs, fmt.Errorf("%s: hooks package %s is of no API group-version (expected %s/<group>/<version> of one under apis/)", position(p.Fset, p.Syntax[0].Package), p.PkgPath, base))
+			errs = append(errs, fmt.Errorf("%s: hooks package %s is of no API group-version (expected %s/<group>/<version> of one under apis/ or a built-in one)", position(p.Fset, p.Syntax[0].Package), p.PkgPath, base))
 			continue
 		}
 		errs = append(errs, hooksOf(p, gvs[i])...)

@@ -50,3 +50,22 @@ func TestHooks(t *testing.T) {
 		t.Errorf("stray package: %v", err)
 	}
 }
+
+// TestBuiltinHooks: a built-in kind takes hooks in the hooks package of
+// its group-version, typed with its k8s.io/api type.
+func TestBuiltinHooks(t *testing.T) {
+	const base = "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/generators/testdata/hooks"
+	pkgs, err := loadHooks(base + "/core/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &resourceModel{Kind: "ConfigMap"}
+	gv := &groupVersion{Group: "", GroupDir: "core", Version: "v1",
+		Pkg: &types.Package{Path: "k8s.io/api/core/v1"}, Resources: []*resourceModel{cm}}
+	if err := checkHooks(pkgs, base, []*groupVersion{gv}); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Hooks == nil || !slices.Equal(cm.Hooks.Methods, []string{"PrepareForUpdate", "ValidateCreate"}) {
+		t.Fatalf("ConfigMap hooks: %+v", cm.Hooks)
+	}
+}

@@ -72,10 +72,12 @@ func Run(a *args.Args, patterns []string) error {
 	if err := addSchemas(patterns, gvs); err != nil {
 		return err
 	}
+	// Built-in kinds take hooks as the kinds of apis/ do, in the hooks
+	// package of their group-version (hooks/core/v1 for ConfigMaps).
+	gvs = append(gvs, builtinGVs...)
 	if err := findHooks(a.HooksPkg, gvs); err != nil {
 		return err
 	}
-	gvs = append(gvs, builtinGVs...)
 	sortGroupVersions(gvs)
 	for i := 1; i < len(gvs); i++ {
 		if prev, gv := gvs[i-1], gvs[i]; prev.GroupDir == gv.GroupDir && prev.Version == gv.Version {
