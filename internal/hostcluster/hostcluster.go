@@ -53,6 +53,10 @@ type Options struct {
 	// and namespace controllers, so that owner references and namespace
 	// deletion work as in a real cluster.
 	KCM bool
+	// KCMControllers, when set, are the controllers kube-controller-manager
+	// runs instead of the garbage-collector and namespace controllers
+	// (its --controllers).
+	KCMControllers []string
 	// RBAC sets --authorization-mode=RBAC; otherwise AlwaysAllow.
 	RBAC bool
 	// Tokens are static token users besides the admin (AdminToken).
@@ -177,6 +181,10 @@ func Start(t testing.TB, o Options) *Cluster {
 	c.KubeconfigPath = c.writeKubeconfig(t, "kubeconfig", AdminToken)
 
 	if o.KCM {
+		controllers := "garbagecollector,namespace"
+		if len(o.KCMControllers) > 0 {
+			controllers = strings.Join(o.KCMControllers, ",")
+		}
 		serve(t, dir, "kube-controller-manager", kcm, "/healthz", func(port int) *rest.Config {
 			// /healthz is always allowed, so an anonymous client that
 			// verifies the server's certificate asks it.
@@ -187,7 +195,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		}, func(port int) []string {
 			return []string{
 				"--kubeconfig=" + c.KubeconfigPath,
-				"--controllers=garbagecollector,namespace",
+				"--controllers=" + controllers,
 				"--leader-elect=false",
 				"--bind-address=127.0.0.1",
 				"--secure-port=" + strconv.Itoa(port),

@@ -87,6 +87,14 @@ func (h *handler[O]) attributes(ctx context.Context, op k8sadmission.Operation, 
 func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation, name, namespace string, obj, old runtime.Object, stages admission.KindStages) *admission.Attributes {
 	req := request.WriteOf(ctx)
 	u, _ := genericrequest.UserFrom(ctx)
+	// kube-apiserver's admission namespace of a Namespace's write is the
+	// Namespace's name: the namespace selectors of policies and webhooks
+	// look it up (for a subresource, a delete), and a webhook's
+	// AdmissionReview carries it. Not yet for a create, which nslifecycle
+	// would take for a write into the namespace being created.
+	if h.gr.Group == "" && h.gr.Resource == "namespaces" && op != k8sadmission.Create {
+		namespace = name
+	}
 	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
 		req.Subresource, op, req.Options(op), req.DryRun, u)
 	return &admission.Attributes{Attributes: rec, Stages: stages}
