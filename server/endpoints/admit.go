@@ -89,10 +89,10 @@ func (h *handler[O]) attributesOf(ctx context.Context, op k8sadmission.Operation
 	u, _ := genericrequest.UserFrom(ctx)
 	// kube-apiserver's admission namespace of a Namespace's write is the
 	// Namespace's name: the namespace selectors of policies and webhooks
-	// look it up (for a subresource, a delete), and a webhook's
-	// AdmissionReview carries it. Not yet for a create, which nslifecycle
-	// would take for a write into the namespace being created.
-	if h.gr.Group == "" && h.gr.Resource == "namespaces" && op != k8sadmission.Create {
+	// look it up, and a webhook's AdmissionReview carries it (the
+	// namespace lifecycle leaves a Namespace's own create and update
+	// alone, as upstream's).
+	if h.gr.Group == "" && h.gr.Resource == "namespaces" {
 		namespace = name
 	}
 	rec := k8sadmission.NewAttributesRecord(obj, old, h.gvk, namespace, name, h.gr.WithVersion(h.gvk.Version),
@@ -115,17 +115,24 @@ func (d deleteStages[O]) ValidateHooks(ctx context.Context) error {
 }
 
 // admitDelete runs the chain's mutating phase on a DELETE of the object
-// name in namespace, before it is read: kube-apiserver's handler admits
-// a delete so, and NamespaceLifecycle refuses there to delete an immortal
-// namespace.
+// name in namespace that cannot be read (the unsafe delete of a corrupt
+// object), by its name alone.
 func (h *handler[O]) admitDelete(ctx context.Context, name, namespace string) error {
 	return h.admission.Admit(ctx, h.attributesOf(ctx, k8sadmission.Delete, name, namespace, nil, nil, nil), nil)
 }
 
-// validateDelete runs the chain's validating phase on the DELETE of
-// stored, the object as read, as kube-apiserver's store validates a delete.
-func (h *handler[O]) validateDelete(ctx context.Context, stored O) error {
+// admitStoredDelete runs the chain's mutating, then validating, phase on
+// the DELETE of stored, the object as read: kube-apiserver's store admits
+// a delete so (rest.AdmissionToValidateObjectDeleteFunc), so webhooks and
+// policies see the old object, and a DELETE of a missing object is 404
+// without admission. NamespaceLifecycle refuses here to delete an
+// immortal namespace.
+func (h *handler[O]) admitStoredDelete(ctx context.Context, stored O) error {
 	a := h.attributesOf(ctx, k8sadmission.Delete, stored.GetName(), stored.GetNamespace(), nil, stored, deleteStages[O]{h: h, stored: stored})
+	defer logAuditAnnotations(ctx, slog.Default(), a)
+	if err := h.admission.Admit(ctx, a, nil); err != nil {
+		return err
+	}
 	return h.admission.Validate(ctx, a, nil)
 }
 

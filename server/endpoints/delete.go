@@ -42,10 +42,11 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 		return err
 	}
 	request.SetDelete(r.Context(), &opts)
-	if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
-		return err
-	}
 	if deletion.Unsafe(opts) {
+		// The object cannot be read: admitted by its name alone.
+		if err := h.admitDelete(r.Context(), rt.name, rt.namespace); err != nil {
+			return err
+		}
 		return h.deleteCorrupt(w, r, rt, out, len(opts.DryRun) > 0)
 	}
 	obj, gone, err := h.deleteObject(r.Context(), h.key(rt), deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts))
@@ -104,9 +105,6 @@ func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt
 			listRV = list.ResourceVersion
 		}
 		for _, item := range list.Items {
-			if err := h.admitDelete(ctx, item.GetName(), item.GetNamespace()); err != nil {
-				return err
-			}
 			key := storage.Key(item.GetNamespace(), item.GetName())
 			if _, _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return storageerr.Status(err, h.gr, item.GetName(), storageerr.Other)
@@ -131,7 +129,7 @@ func (h *handler[O]) deleteObject(ctx context.Context, key string, pre *storage.
 	if err != nil {
 		return zero, false, err
 	}
-	if err := h.validateDelete(ctx, current); err != nil {
+	if err := h.admitStoredDelete(ctx, current); err != nil {
 		return zero, false, err
 	}
 	if h.def.Finalize != nil && (current.GetDeletionTimestamp() == nil || h.def.Finalize.Pending(current)) {

@@ -68,17 +68,6 @@ var exceptions = []exception{{
 		return isReview(label) && strings.Contains(label, "(DELETE of admconf-") && d.path == ".options.preconditions" && d.loom == "null"
 	},
 }, {
-	name: "namespace-create-namespace",
-	why: "KNOWN BUG, not deliberate: kube-apiserver's create handler gives a Namespace's create the " +
-		"namespace's own name as its admission namespace (k8s.io/apiserver endpoints/handlers/create.go), " +
-		"apiloom none (server/endpoints/admit.go does so for every other write of a Namespace, not yet for " +
-		"a create: server/admission/nslifecycle would take it for a write into a missing namespace, " +
-		"where upstream's NamespaceLifecycle admits every write of a Namespace)",
-	matches: func(scn, label string, d fieldDiff) bool {
-		return scn == "webhook-namespaces" && isReview(label) && strings.Contains(label, "(CREATE of ") &&
-			d.path == ".namespace" && d.loom == "null"
-	},
-}, {
 	name: "deletecollection-name",
 	why: "KNOWN BUG, not deliberate: kube-apiserver admits each item of a deletecollection with the " +
 		"collection's attributes, whose name is empty (k8s.io/apiserver registry/rest " +
@@ -87,18 +76,6 @@ var exceptions = []exception{{
 	matches: func(_, label string, d fieldDiff) bool {
 		return (isReview(label) && strings.Contains(label, "(DELETE of ") && d.path == ".name" && d.kas == "null") ||
 			(label == "delete a collection" && d.path == ".warnings")
-	},
-}, {
-	name: "delete-mutating-before-read",
-	why: "KNOWN BUG, not deliberate: apiloom runs a DELETE's mutating admission before it reads the " +
-		"object (server/endpoints/delete.go, admitDelete), so mutating webhooks and policies get no " +
-		"oldObject and are called for an object that does not exist; kube-apiserver runs mutating and " +
-		"validating admission together on the object read (k8s.io/apiserver registry/rest " +
-		"AdmissionToValidateObjectDeleteFunc), and a missing object is 404 without admission",
-	matches: func(scn, label string, d fieldDiff) bool {
-		return scn == "webhook-mutating" &&
-			((isReview(label) && strings.Contains(label, "(DELETE of ") && d.path == ".oldObject" && d.loom == "null") ||
-				(label == missingDeleteLabel && d.kas == "0" && d.loom == "1"))
 	},
 }}
 

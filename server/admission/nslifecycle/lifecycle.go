@@ -82,6 +82,9 @@ func (l *Lifecycle) Admit(ctx context.Context, a admission.Attributes, _ admissi
 		}
 		return nil
 	case admission.Create, admission.Update:
+		if gr == namespacesResource {
+			return nil
+		}
 		return l.AdmitWrite(ctx, gr, a.GetName(), a.GetNamespace(), a.GetOperation() == admission.Create)
 	}
 	return nil
