@@ -24,7 +24,7 @@ var (
 	validationReasons  = sets.New(string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge))
 	patchTypes         = sets.New(string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch))
 	validationActions  = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
-	paramNotFoundTitle = []string{string(admissionregistrationv1.DenyAction), string(admissionregistrationv1.AllowAction)}
+	paramNotFoundActions = []string{string(admissionregistrationv1.DenyAction), string(admissionregistrationv1.AllowAction)}
 	newlines           = regexp.MustCompile(`[\n\r]+`)
 )
 
@@ -407,7 +407,7 @@ func paramRefErrors(pr *admissionregistrationv1.ParamRef, path *field.Path) fiel
 	case a == nil || *a == "":
 		errs = append(errs, field.Required(path.Child("parameterNotFoundAction"), ""))
 	case *a != admissionregistrationv1.DenyAction && *a != admissionregistrationv1.AllowAction:
-		errs = append(errs, field.NotSupported(path.Child("parameterNotFoundAction"), a, paramNotFoundTitle))
+		errs = append(errs, field.NotSupported(path.Child("parameterNotFoundAction"), a, paramNotFoundActions))
 	}
 	return errs
 }

@@ -34,7 +34,7 @@ var (
 	noSideEffectClasses   = sets.New(string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassNoneOnDryRun))
 	webhookOperations     = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Delete), string(admissionregistrationv1.Connect))
 	mutatingOperations    = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Connect))
-	admissionReviewTitles = []string{"v1", "v1beta1"} // the AdmissionReview versions the previous minor release understands
+	acceptedReviewVersions = []string{"v1", "v1beta1"} // the AdmissionReview versions the previous minor release understands
 )
 
 // staticSuffix ends the names kube-apiserver keeps for admission
@@ -145,7 +145,7 @@ func (o *webhookOptions) noteStored(names sets.Set[string], name string, sideEff
 	if sideEffects == nil || !noSideEffectClasses.Has(string(*sideEffects)) {
 		o.sideEffectsAny = true
 	}
-	if len(versions) > 0 && !slices.ContainsFunc(versions, func(v string) bool { return slices.Contains(admissionReviewTitles, v) }) {
+	if len(versions) > 0 && !slices.ContainsFunc(versions, func(v string) bool { return slices.Contains(acceptedReviewVersions, v) }) {
 		o.reviewVersionsAny = true
 	}
 	if names.Has(name) {
@@ -251,7 +251,7 @@ func webhookErrors(path *field.Path, w *webhookFields, opts webhookOptions) fiel
 // server's previous release understands.
 func admissionReviewVersionErrors(versions []string, requireKnown bool, path *field.Path) field.ErrorList {
 	if len(versions) == 0 {
-		return field.ErrorList{field.Required(path, fmt.Sprintf("must specify one of %v", strings.Join(admissionReviewTitles, ", ")))}
+		return field.ErrorList{field.Required(path, fmt.Sprintf("must specify one of %v", strings.Join(acceptedReviewVersions, ", ")))}
 	}
 	var errs field.ErrorList
 	seen, known := sets.New[string](), false
@@ -264,10 +264,10 @@ func admissionReviewVersionErrors(versions []string, requireKnown bool, path *fi
 		for _, msg := range utilvalidation.IsDNS1035Label(v) {
 			errs = append(errs, field.Invalid(path.Index(i), v, msg))
 		}
-		known = known || slices.Contains(admissionReviewTitles, v)
+		known = known || slices.Contains(acceptedReviewVersions, v)
 	}
 	if requireKnown && !known {
-		errs = append(errs, field.Invalid(path, versions, fmt.Sprintf("must include at least one of %v", strings.Join(admissionReviewTitles, ", "))))
+		errs = append(errs, field.Invalid(path, versions, fmt.Sprintf("must include at least one of %v", strings.Join(acceptedReviewVersions, ", "))))
 	}
 	return errs
 }
