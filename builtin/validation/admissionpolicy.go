@@ -21,11 +21,11 @@ import (
 // The admission policies and their bindings (see admissionregistration.go).
 
 var (
-	validationReasons  = sets.New(string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge))
-	patchTypes         = sets.New(string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch))
-	validationActions  = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
+	validationReasons    = sets.New(string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge))
+	patchTypes           = sets.New(string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch))
+	validationActions    = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
 	paramNotFoundActions = []string{string(admissionregistrationv1.DenyAction), string(admissionregistrationv1.AllowAction)}
-	newlines           = regexp.MustCompile(`[\n\r]+`)
+	newlines             = regexp.MustCompile(`[\n\r]+`)
 )
 
 const (

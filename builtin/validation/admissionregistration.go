@@ -26,14 +26,14 @@ import (
 // The enum values upstream accepts, each listed sorted as its
 // "supported values" message lists them.
 var (
-	failurePolicies       = sets.New(string(admissionregistrationv1.Ignore), string(admissionregistrationv1.Fail))
-	matchPolicies         = sets.New(string(admissionregistrationv1.Exact), string(admissionregistrationv1.Equivalent))
-	reinvocationPolicies  = sets.New(string(admissionregistrationv1.NeverReinvocationPolicy), string(admissionregistrationv1.IfNeededReinvocationPolicy))
-	ruleScopes            = sets.New(string(admissionregistrationv1.ClusterScope), string(admissionregistrationv1.NamespacedScope), string(admissionregistrationv1.AllScopes))
-	sideEffectClasses     = sets.New(string(admissionregistrationv1.SideEffectClassUnknown), string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassSome), string(admissionregistrationv1.SideEffectClassNoneOnDryRun))
-	noSideEffectClasses   = sets.New(string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassNoneOnDryRun))
-	webhookOperations     = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Delete), string(admissionregistrationv1.Connect))
-	mutatingOperations    = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Connect))
+	failurePolicies        = sets.New(string(admissionregistrationv1.Ignore), string(admissionregistrationv1.Fail))
+	matchPolicies          = sets.New(string(admissionregistrationv1.Exact), string(admissionregistrationv1.Equivalent))
+	reinvocationPolicies   = sets.New(string(admissionregistrationv1.NeverReinvocationPolicy), string(admissionregistrationv1.IfNeededReinvocationPolicy))
+	ruleScopes             = sets.New(string(admissionregistrationv1.ClusterScope), string(admissionregistrationv1.NamespacedScope), string(admissionregistrationv1.AllScopes))
+	sideEffectClasses      = sets.New(string(admissionregistrationv1.SideEffectClassUnknown), string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassSome), string(admissionregistrationv1.SideEffectClassNoneOnDryRun))
+	noSideEffectClasses    = sets.New(string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassNoneOnDryRun))
+	webhookOperations      = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Delete), string(admissionregistrationv1.Connect))
+	mutatingOperations     = sets.New(string(admissionregistrationv1.OperationAll), string(admissionregistrationv1.Create), string(admissionregistrationv1.Update), string(admissionregistrationv1.Connect))
 	acceptedReviewVersions = []string{"v1", "v1beta1"} // the AdmissionReview versions the previous minor release understands
 )
 
