@@ -17,16 +17,22 @@ type resourceInfo struct {
 
 // resources are the built-in resources the table names (builtin/apis.yaml).
 var resources = map[string]resourceInfo{
-	"namespaces":           {"/api/v1", "v1", "Namespace", "namespaces", false},
-	"configmaps":           {"/api/v1", "v1", "ConfigMap", "configmaps", true},
-	"secrets":              {"/api/v1", "v1", "Secret", "secrets", true},
-	"events":               {"/api/v1", "v1", "Event", "events", true},
-	"events.events.k8s.io": {"/apis/events.k8s.io/v1", "events.k8s.io/v1", "Event", "events", true},
-	"leases":               {"/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1", "Lease", "leases", true},
-	"roles":                {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "Role", "roles", true},
-	"rolebindings":         {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", true},
-	"clusterroles":         {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false},
-	"clusterrolebindings":  {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false},
+	"namespaces":                        {"/api/v1", "v1", "Namespace", "namespaces", false},
+	"configmaps":                        {"/api/v1", "v1", "ConfigMap", "configmaps", true},
+	"secrets":                           {"/api/v1", "v1", "Secret", "secrets", true},
+	"events":                            {"/api/v1", "v1", "Event", "events", true},
+	"events.events.k8s.io":              {"/apis/events.k8s.io/v1", "events.k8s.io/v1", "Event", "events", true},
+	"leases":                            {"/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1", "Lease", "leases", true},
+	"roles":                             {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "Role", "roles", true},
+	"rolebindings":                      {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", true},
+	"clusterroles":                      {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false},
+	"clusterrolebindings":               {"/apis/rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false},
+	"validatingwebhookconfigurations":   {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false},
+	"mutatingwebhookconfigurations":     {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false},
+	"validatingadmissionpolicies":       {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false},
+	"validatingadmissionpolicybindings": {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false},
+	"mutatingadmissionpolicies":         {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", false},
+	"mutatingadmissionpolicybindings":   {"/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", false},
 }
 
 // A Case is one row of testdata/cases.yaml: a short sequence of requests,
