@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
@@ -164,12 +166,33 @@ func (r reinvoking) Admit(_ context.Context, a admission.Attributes, _ admission
 	return nil
 }
 
+// writing writes into the request's object through the convertor, as
+// upstream's policy and webhook plugins write back what they changed.
+type writing struct{ step }
+
+func (w writing) Admit(_ context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	*w.log = append(*w.log, "m:"+w.name)
+	return o.GetObjectConvertor().Convert(&metav1.Status{}, a.GetObject(), nil)
+}
+
+// copyingObjects are ObjectInterfaces whose convertor copies a Status.
+type copyingObjects struct{ admission.ObjectInterfaces }
+
+func (copyingObjects) GetObjectConvertor() runtime.ObjectConvertor { return copyingConvertor{} }
+
+type copyingConvertor struct{ runtime.ObjectConvertor }
+
+func (copyingConvertor) Convert(in, out, _ any) error {
+	*out.(*metav1.Status) = *in.(*metav1.Status)
+	return nil
+}
+
 // observingStages records the mutations it observes.
 type observingStages struct{ recordingStages }
 
-func (s *observingStages) ObserveMutation(_ context.Context, mutate func() error) error {
+func (s *observingStages) ObserveMutation(_ context.Context, mutate func(before func()) error) error {
 	_ = s.add("observe(")
-	err := mutate()
+	err := mutate(func() { _ = s.add("before") })
 	_ = s.add(")")
 	return err
 }
@@ -180,7 +203,7 @@ func (s *observingStages) ObserveMutation(_ context.Context, mutate func() error
 func TestDynamicPluginsOrderAndReinvocation(t *testing.T) {
 	var log []string
 	c := New(ServerPlugins{Dynamic: Dynamic{
-		MutatingPolicy:    mutating{step{name: "map", log: &log}},
+		MutatingPolicy:    writing{step{name: "map", log: &log}},
 		MutatingWebhook:   reinvoking{step{name: "mwh", log: &log}},
 		ValidatingPolicy:  validating{step{name: "vap", log: &log}},
 		ValidatingWebhook: validating{step{name: "vwh", log: &log}},
@@ -190,14 +213,18 @@ func TestDynamicPluginsOrderAndReinvocation(t *testing.T) {
 	if got := strings.Join(c.Names(), ","); got != want {
 		t.Fatalf("names %s, want %s", got, want)
 	}
-	a := &Attributes{Attributes: attrs(admission.Create), Stages: &observingStages{recordingStages{log: &log}}}
+	c = c.WithObjects(copyingObjects{})
+	rec := admission.NewAttributesRecord(&metav1.Status{}, nil, gvk, "", "n", gvr, "", admission.Create, nil, false, nil)
+	a := &Attributes{Attributes: rec, Stages: &observingStages{recordingStages{log: &log}}}
 	if err := c.Admit(t.Context(), a, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Validate(t.Context(), a, nil); err != nil {
 		t.Fatal(err)
 	}
-	once := "hooks observe( m:map ) observe( m:mwh ) prepare"
+	// The stages copy the object before the policy writes into it, not
+	// for the webhook, which writes nothing.
+	once := "hooks observe( m:map before ) observe( m:mwh ) prepare"
 	if got := strings.Join(log, " "); got != once+" "+once+" validate validateHooks v:vap v:vwh" {
 		t.Fatalf("ran %q", got)
 	}

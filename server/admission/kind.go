@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 
 	"k8s.io/apiserver/pkg/admission"
@@ -133,20 +134,53 @@ var (
 // write's object: a kind with a schema validates the request's content,
 // which must then hold their changes too, as it holds its hooks'.
 type MutationObserver interface {
-	// ObserveMutation calls mutate, a plugin's Admit, and takes in what it
-	// changed.
-	ObserveMutation(ctx context.Context, mutate func() error) error
+	// ObserveMutation calls mutate, a plugin's Admit, which calls before
+	// just before the plugin first writes into the write's object, and
+	// takes in what it changed. Nothing is copied for a plugin that
+	// changes nothing, the common case.
+	ObserveMutation(ctx context.Context, mutate func(before func()) error) error
 }
 
 // observed is a mutating plugin whose changes the write's KindStages
-// observe.
+// observe. k8s.io/apiserver's policy and webhook plugins mutate a copy of
+// the object (in the version they match) and write it back into the
+// request's object through the ObjectInterfaces' convertor, once, at the
+// end; observed hands them a convertor that says when.
 type observed struct {
 	admission.MutationInterface
 }
 
 func (p observed) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if s, ok := StagesOf(a).(MutationObserver); ok {
-		return s.ObserveMutation(ctx, func() error { return p.MutationInterface.Admit(ctx, a, o) })
+	s, ok := StagesOf(a).(MutationObserver)
+	if !ok || o == nil {
+		return p.MutationInterface.Admit(ctx, a, o)
 	}
-	return p.MutationInterface.Admit(ctx, a, o)
+	return s.ObserveMutation(ctx, func(before func()) error {
+		return p.MutationInterface.Admit(ctx, a, writeBack{ObjectInterfaces: o, target: a.GetObject(), before: before})
+	})
+}
+
+// writeBack are ObjectInterfaces whose convertor calls before when it is
+// about to write into target.
+type writeBack struct {
+	admission.ObjectInterfaces
+	target runtime.Object
+	before func()
+}
+
+func (w writeBack) GetObjectConvertor() runtime.ObjectConvertor {
+	return writeBackConvertor{ObjectConvertor: w.ObjectInterfaces.GetObjectConvertor(), target: w.target, before: w.before}
+}
+
+type writeBackConvertor struct {
+	runtime.ObjectConvertor
+	target runtime.Object
+	before func()
+}
+
+func (c writeBackConvertor) Convert(in, out, context any) error {
+	if o, ok := out.(runtime.Object); ok && c.target != nil && o == c.target {
+		c.before()
+	}
+	return c.ObjectConvertor.Convert(in, out, context)
 }

@@ -53,12 +53,6 @@ type exception struct {
 }
 
 var exceptions = []exception{{
-	name: "policy-validation",
-	why: "KNOWN, being done: apiloom does not validate the admissionregistration kinds yet " +
-		"(builtin/validation/admissionregistration.go is a placeholder), so it stores a policy " +
-		"kube-apiserver refuses",
-	matches: func(scn, _ string, _ fieldDiff) bool { return scn == "vap-invalid" },
-}, {
 	name: "namespace-delete-preconditions",
 	why: "KNOWN BUG, not deliberate (minor): kube-apiserver's Namespace storage writes the uid " +
 		"precondition it deletes under into the request's DeleteOptions, which its admission then " +

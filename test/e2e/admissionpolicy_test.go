@@ -314,8 +314,9 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 	if db.Labels["tier"] != "small" || db.Labels["replicas"] != "r2" || db.Labels["team"] != "checkout" {
 		t.Fatalf("labels after create: %v", db.Labels)
 	}
-	// kubectl's create is mutated alike, as the user it authenticates.
-	k.runStdin(`{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"by-kubectl","namespace":"shop"},"spec":{"engine":"postgres","replicas":4}}`, "create", "-f", "-")
+	// kubectl's create is mutated alike. (It carries labels: the policies
+	// run in no set order, and the JSON patch's "add" needs the map.)
+	k.runStdin(`{"apiVersion":"example.apiloom.dev/v1","kind":"Database","metadata":{"name":"by-kubectl","namespace":"shop","labels":{"team":"ops"}},"spec":{"engine":"postgres","replicas":4}}`, "create", "-f", "-")
 	if out := k.run("-n", "shop", "get", "database", "by-kubectl", "-o", "jsonpath={.metadata.labels.tier}"); out != "large" {
 		t.Fatalf("kubectl create's tier label: %q", out)
 	}

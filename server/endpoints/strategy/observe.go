@@ -17,10 +17,16 @@ var _ admission.MutationObserver = (*Write[resource.Object])(nil)
 // mutating hooks' changes are (hookedForm), so the schema validates the
 // object as mutated. On /status only the status may change, as the
 // status strategy keeps only the status of what admission returns; on
-// /finalize nothing does.
-func (w *Write[O]) ObserveMutation(_ context.Context, mutate func() error) error {
-	before := copyObject(w.obj)
-	if err := mutate(); err != nil {
+// /finalize nothing does. The object is copied only when a plugin is
+// about to write into it.
+func (w *Write[O]) ObserveMutation(_ context.Context, mutate func(before func()) error) error {
+	var before O
+	taken := false
+	if err := mutate(func() {
+		if !taken {
+			before, taken = copyObject(w.obj), true
+		}
+	}); err != nil || !taken {
 		return err
 	}
 	if equality.Semantic.DeepEqual(before, w.obj) {
