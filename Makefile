@@ -33,8 +33,8 @@ test-short: ## the suite without the race detector (a developer's loop: tests la
 fuzz: ## run every fuzz target for a short while
 	hack/fuzz.sh 20s
 
-bench: ## Go benchmarks for the hot paths
-	$(GO) test -run '^$$' -bench . -benchmem ./server/...
+bench: ## Go benchmarks for the hot paths, and what dynamic admission costs a create (test/admissionbench)
+	$(GO) test -run '^$$' -bench . -benchmem ./server/... ./test/admissionbench/
 
 clean: ## remove build output and the local data directory
 	rm -rf $(BIN) .apiloom

@@ -16,6 +16,12 @@
 #                                # the load as a user that RBAC authorizes (a ClusterRole for what
 #                                # the load does, among RBAC_FILLER other Roles and bindings)
 #                                # against the same user with --authorization-mode=AlwaysAllow
+#   TARGETS="apiloom-noadmission apiloom" SCENARIOS=admission hack/load.sh
+#                                # what dynamic admission costs a create: apiloom with its four
+#                                # plugins disabled (one round, no admission), then rounds with
+#                                # none configured, 1 and 10 ValidatingAdmissionPolicies and a
+#                                # validating webhook the load generator serves on 127.0.0.1;
+#                                # the summary's "÷ apiloom-noadmission none" rows are the ratios
 #   TARGETS="apiloom apiloom-kine-sqlite apiloom-kine-postgres" SCENARIOS="list fanout" LIST_CREATORS=32 hack/load.sh
 #                                # embedded etcd against kine (bin/kine, hack/build-kine.sh) over
 #                                # SQLite and over PostgreSQL (hack/lib/postgres.sh): apiloom
@@ -37,6 +43,9 @@
 # answers in another format is reported "not served") INFORMER_REPEATS FLOOR_PUTS (puts of the
 # floor scenario, default LIST_OBJECTS; the floor puts into the target's own etcd at LIST_CREATORS
 # concurrency: apiloom's embedded etcd socket, the peer's etcd URL; kine targets skip it)
+# ADMISSION_CREATES (creates a round of the admission scenario) ADMISSION_CREATORS ADMISSION_ROUNDS
+# (default "none policy-1 policies-10 webhook-1"; apiloom-noadmission runs "none" only)
+# ADMISSION_REPEATS (the rounds run this many times over, interleaved, and are pooled by name)
 # SCENARIOS APILOOM_FLAGS (added to
 # every apiloom target's flags, e.g. --watch-cache=false); results and logs go to
 # OUT (default: a new temporary directory, printed at the end), PNG charts of them
@@ -56,6 +65,7 @@ root=$(pwd)
 : "${LIST_OBJECTS:=10000}" "${LIST_REPEATS:=5}" "${LIST_COMPRESSION:=true}"
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}" "${GET_REQUESTS:=1000}"
 : "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
+: "${ADMISSION_CREATES:=3000}" "${ADMISSION_CREATORS:=8}" "${ADMISSION_ROUNDS:=none policy-1 policies-10 webhook-1}" "${ADMISSION_REPEATS:=1}"
 : "${SCENARIOS:=baseline fanout idle list floor informer}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}" "${PEER_KIND:=example}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
@@ -142,7 +152,8 @@ load_flags=(--fanout-watchers "$(echo $FANOUT_WATCHERS | tr ' ' ,)" --fanout-tra
   --idle-watchers "$IDLE_WATCHERS" --idle-hold "$IDLE_HOLD" --list-objects "$LIST_OBJECTS" --list-repeats "$LIST_REPEATS"
   --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --get-requests "$GET_REQUESTS" --list-compression="$LIST_COMPRESSION"
   --informer-objects "$(echo $INFORMER_OBJECTS | tr ' ' ,)" --informer-formats "$(echo $INFORMER_FORMATS | tr ' ' ,)"
-  --informer-repeats "$INFORMER_REPEATS" --floor-puts "$FLOOR_PUTS")
+  --informer-repeats "$INFORMER_REPEATS" --floor-puts "$FLOOR_PUTS"
+  --admission-creates "$ADMISSION_CREATES" --admission-creators "$ADMISSION_CREATORS")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
@@ -311,6 +322,12 @@ for target in $TARGETS; do
     apiloom) start=(start_apiloom apiloom) ;;
     apiloom-base) start=(start_apiloom_bin "$OUT/base-bin/apiloom" apiloom-base) ;;
     apiloom-nocache) start=(start_apiloom apiloom-nocache --watch-cache=false) ;;
+    apiloom-noadmission)
+      # Dynamic admission off: the admission scenario's one round is the
+      # reference the other targets' rounds are divided by.
+      start=(start_apiloom apiloom-noadmission
+        --disable-admission-plugins=ValidatingAdmissionPolicy,MutatingAdmissionPolicy,ValidatingAdmissionWebhook,MutatingAdmissionWebhook)
+      admission_rounds=$(printf 'none,%.0s' $(seq "$ADMISSION_REPEATS")) admission_rounds=${admission_rounds%,} ;;
     apiloom-gohttp2) start=(start_apiloom apiloom-gohttp2 --http2-server=go) ;;
     apiloom-rbac) start=(eval 'start_apiloom apiloom-rbac --authorization-mode=RBAC && as_load_user apiloom-rbac') ;;
     apiloom-alwaysallow) start=(eval 'start_apiloom apiloom-alwaysallow --authorization-mode=AlwaysAllow && as_load_user apiloom-alwaysallow') ;;
@@ -322,6 +339,9 @@ for target in $TARGETS; do
   if ! "${start[@]}"; then
     status=1; cleanup; continue
   fi
+  # shellcheck disable=SC2086 # ADMISSION_ROUNDS is a word list
+  [[ $target == apiloom-noadmission ]] || admission_rounds=$(for _ in $(seq "$ADMISSION_REPEATS"); do echo $ADMISSION_ROUNDS; done | tr ' \n' ,,)
+  admission_rounds=${admission_rounds%,}
   self_profile=()
   [[ $PROFILE == 1 ]] && self_profile=(--self-cpuprofile "$OUT/$target.load.cpu.pprof")
   scenarios=() floor_flags=()
@@ -337,7 +357,7 @@ for target in $TARGETS; do
     cleanup; continue
   fi
   if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --pid-names "$pid_names" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
-    "${load_flags[@]}" "${target_flags[@]}" "${floor_flags[@]}" "${scenarios[@]}" 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
+    "${load_flags[@]}" --admission-rounds "$admission_rounds" "${target_flags[@]}" "${floor_flags[@]}" "${scenarios[@]}" 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
   [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
   cleanup
 done

@@ -70,6 +70,13 @@ type config struct {
 
 	BaselineTime time.Duration
 
+	// AdmissionRounds name the admission scenario's rounds (none,
+	// policy-1, policies-N, webhook-1), each AdmissionCreates creates by
+	// AdmissionCreators concurrent clients.
+	AdmissionRounds   []string
+	AdmissionCreates  int
+	AdmissionCreators int
+
 	// FloorEtcd is the target's etcd (unix:// socket or loopback http://
 	// URL) the floor scenario puts into; FloorPuts how many (0: as many as
 	// ListObjects).
@@ -107,6 +114,7 @@ func defaultConfig() config {
 		ListObjects: 10000, ListRepeats: 5, ListCreators: 8, ListPageSize: 500, ListCompression: true, GetRequests: 1000,
 		InformerObjects: []int{10000}, InformerRepeats: 3, InformerFormats: []string{formatJSON},
 		BaselineTime:    500 * time.Millisecond,
+		AdmissionRounds: []string{"none", "policy-1", "policies-10", "webhook-1"}, AdmissionCreates: 3000, AdmissionCreators: 8,
 		StalledWatchers: 2000, StalledObjects: 10000, StalledTransport: "http1", StalledHold: 60 * time.Second, StalledWriteRate: 50,
 		RapidResetDuration: 20 * time.Second, RapidResetWarmup: 5 * time.Second,
 		ProfileOut: "fanout.cpu.pprof",
@@ -151,6 +159,9 @@ func (c *config) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.FloorEtcd, "floor-etcd", c.FloorEtcd, "floor: the target's etcd, unix:///path/to/socket or a loopback http://127.0.0.1:PORT")
 	fs.IntVar(&c.FloorPuts, "floor-puts", c.FloorPuts, "floor: puts to make (0: --list-objects)")
 	fs.DurationVar(&c.BaselineTime, "baseline-time", c.BaselineTime, "baseline: time spent on each measurement")
+	fs.StringSliceVar(&c.AdmissionRounds, "admission-rounds", c.AdmissionRounds, `admission: rounds in order, each "none", "policy-1", "policies-N" (N ValidatingAdmissionPolicies of one passing expression) or "webhook-1" (a validating webhook the load generator serves on 127.0.0.1)`)
+	fs.IntVar(&c.AdmissionCreates, "admission-creates", c.AdmissionCreates, "admission: creates of new objects in each round")
+	fs.IntVar(&c.AdmissionCreators, "admission-creators", c.AdmissionCreators, "admission: concurrent creates")
 	fs.IntVar(&c.StalledWatchers, "stalled-watchers", c.StalledWatchers, "stalled: watchers from resourceVersion=0 that never read")
 	fs.IntVar(&c.StalledObjects, "stalled-objects", c.StalledObjects, "stalled: objects to create (skipping those that exist)")
 	fs.StringVar(&c.StalledTransport, "stalled-transport", c.StalledTransport, "stalled: http1 (a TLS connection each) or h2 (--streams-per-conn streams a connection)")
@@ -210,6 +221,10 @@ func (c *config) validate() error {
 		"--informer-formats must be among json, cbor and protobuf")
 	check(c.FloorPuts >= 0 && c.floorPuts() <= maxObjects, "--floor-puts must be in [0, %d]", maxObjects)
 	check(c.BaselineTime > 0 && c.BaselineTime <= 10*time.Second, "--baseline-time must be in (0, 10s]")
+	check(len(c.AdmissionRounds) >= 1 && slices.IndexFunc(c.AdmissionRounds, func(n string) bool { _, err := parseAdmissionRound(n); return err != nil }) < 0,
+		`--admission-rounds must be among "none", "policy-1", "policies-N" (N ≤ %d) and "webhook-1"`, maxAdmissionPolicies)
+	check(c.AdmissionCreates >= 1 && c.AdmissionCreates <= maxObjects, "--admission-creates must be in [1, %d]", maxObjects)
+	check(c.AdmissionCreators >= 1 && c.AdmissionCreators <= 64, "--admission-creators must be in [1, 64]")
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", errConfig, strings.Join(problems, "; "))
 	}

@@ -53,6 +53,19 @@
 //     that create throughput reads as a fraction of what its storage
 //     can do. The keys live under /apiloom-load-floor/, which no server
 //     watches, and one range delete removes them afterwards.
+//   - admission: what dynamic admission costs a create. Rounds of
+//     --admission-creates creates of new objects by --admission-creators
+//     concurrent clients, each with another configuration in effect:
+//     none, policy-1 and policies-N (ValidatingAdmissionPolicies with a
+//     Deny binding and one expression every object passes), webhook-1 (a
+//     validating webhook that allows, served by the load generator itself
+//     on 127.0.0.1 over TLS with a certificate it makes, registered with
+//     it as caBundle). A round starts once a dry-run create of a probe
+//     object, which each policy and the webhook deny, shows the
+//     configuration acting; one that never does (a server without dynamic
+//     admission) is recorded as failed. Creates/s and server CPU per create
+//     of each round, with ratios to the first; the policies, webhook and
+//     objects are removed afterwards.
 //   - baseline: what the machine itself charges for the work a server must
 //     do per event: a 1 KiB loopback write (plain and TLS) and encoding a
 //     1 KiB object, so CPU per event can be read as a ratio.

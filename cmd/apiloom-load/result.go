@@ -34,6 +34,8 @@ type result struct {
 	Informer     *informerResult `json:"informer,omitempty"`
 	// RapidReset is the rapid-reset attack scenario.
 	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
+	// Admission is the admission scenario's rounds.
+	Admission *admissionResult `json:"admission,omitempty"`
 	// Failures names scenarios that could not run, with why.
 	Failures map[string]string `json:"failures,omitempty"`
 }
@@ -159,6 +161,11 @@ func (r *result) print(w io.Writer) {
 	}
 	if in := r.Informer; in != nil {
 		for _, line := range informerRows(in) {
+			row(line[0], "%s", line[1])
+		}
+	}
+	if a := r.Admission; a != nil {
+		for _, line := range admissionRows(a) {
 			row(line[0], "%s", line[1])
 		}
 	}

@@ -15,7 +15,7 @@ func stderrLog(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true, "floor": true}
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true, "floor": true, "admission": true}
 
 // run runs the named scenarios in order against the target. A scenario
 // that fails is recorded in the result and the others still run; only a
@@ -108,6 +108,15 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 			}
 		case "stalled":
 			r.Stalled, err = runStalled(ctx, c, t, objs, s, logf)
+		case "admission":
+			r.Admission, err = runAdmission(ctx, c, t, objs, s, logf)
+			if r.Admission != nil {
+				for _, round := range r.Admission.Rounds {
+					if round.Error != "" {
+						record("admission "+round.Name, round.Error) // logged as it happened
+					}
+				}
+			}
 		case "rapidreset":
 			r.RapidReset, err = runRapidReset(ctx, c, t, s, logf)
 		}

@@ -93,6 +93,13 @@ func WithControllers(names ...string) Option {
 	return func(o *apiserver.Options) { o.Controllers = names }
 }
 
+// WithDisabledAdmissionPlugins runs none of the named plugins of dynamic
+// admission (--disable-admission-plugins): e.g. all four, to measure a
+// server without them.
+func WithDisabledAdmissionPlugins(names ...string) Option {
+	return func(o *apiserver.Options) { o.DisableAdmissionPlugins = names }
+}
+
 // Start starts a server for the resources install registers and returns
 // once it serves. The server stops, and waits for its goroutines, when t ends.
 func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *TestServer {
