@@ -2,7 +2,8 @@
 // 31: one table of request sequences (testdata/cases.yaml) against every
 // built-in kind apiloom serves from k8s.io/api (core/v1 Namespace,
 // ConfigMap, Secret and Event, events.k8s.io/v1 Event,
-// coordination.k8s.io/v1 Lease, and the four RBAC kinds) must get the same
+// coordination.k8s.io/v1 Lease, the four RBAC kinds and the six of
+// admissionregistration.k8s.io/v1) must get the same
 // answers from apiloom as from a real kube-apiserver.
 //
 // The kube-apiserver half (make builtin-conformance,
