@@ -313,7 +313,7 @@ func (s *Server) Run(ctx context.Context) error {
 	serving = true
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
-	startDynamicAdmission()
+	startDynamicAdmission(&background)
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.Embedded(), "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {

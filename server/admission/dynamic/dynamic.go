@@ -9,6 +9,7 @@ package dynamic
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -141,12 +142,13 @@ var excluded = []schema.GroupResource{
 
 // Initialize gives the plugins their clients and informers, which serve
 // until ctx ends, and checks them. It returns the function that starts
-// the informers: call it once the server serves, since they list it. The
+// the informers: call it once the server serves, since they list it; wg
+// then waits for them to stop after ctx ends. The
 // plugins refuse writes until their informers have synced (up to ten
 // seconds each, then 403 "not yet ready to handle request", as upstream).
-func (p *Plugins) Initialize(ctx context.Context, env Env) (start func(), err error) {
+func (p *Plugins) Initialize(ctx context.Context, env Env) (start func(wg *sync.WaitGroup), err error) {
 	if p == nil {
-		return func() {}, nil
+		return func(*sync.WaitGroup) {}, nil
 	}
 	cfg := rest.CopyConfig(env.Client)
 	client, err := kubernetes.NewForConfig(cfg)
@@ -171,7 +173,10 @@ func (p *Plugins) Initialize(ctx context.Context, env Env) (start func(), err er
 			return nil, err
 		}
 	}
-	return func() { factory.Start(ctx.Done()) }, nil
+	return func(wg *sync.WaitGroup) {
+		factory.Start(ctx.Done())
+		wg.Go(func() { <-ctx.Done(); factory.Shutdown() })
+	}, nil
 }
 
 // excludedResources tells the plugins which resources to leave alone.

@@ -1,6 +1,7 @@
 package dynamic
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/apiloom/apiloom/server/admission"
@@ -15,9 +16,13 @@ func TestNew(t *testing.T) {
 	if d := none.Chain(); d != (admission.Dynamic{}) {
 		t.Fatalf("chain of none: %+v", d)
 	}
-	if start, err := none.Initialize(t.Context(), Env{}); err != nil || start == nil {
+	start, err := none.Initialize(t.Context(), Env{})
+	if err != nil || start == nil {
 		t.Fatalf("initialize none: %v", err)
 	}
+	var wg sync.WaitGroup
+	start(&wg)
+	wg.Wait()
 	p, err := New(func(name string) bool { return name == admission.ValidatingAdmissionPolicy })
 	if err != nil {
 		t.Fatal(err)
