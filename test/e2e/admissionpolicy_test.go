@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -176,9 +179,44 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 	})
 }
 
+// logCapture records the server's log records (handlers log through
+// slog's default logger), for the duration of a test.
+type logCapture struct {
+	mu   sync.Mutex // guards buf
+	buf  bytes.Buffer
+	text slog.Handler
+}
+
+func captureLog(t *testing.T) *logCapture {
+	c := &logCapture{}
+	c.text = slog.NewTextHandler(lockedWriter{c}, nil)
+	prev := slog.Default()
+	slog.SetDefault(slog.New(c.text))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return c
+}
+
+// lockedWriter writes into the capture under its lock.
+type lockedWriter struct{ c *logCapture }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.c.buf.Write(p)
+}
+
+func (c *logCapture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
 // TestValidatingAdmissionPolicyWarnAndAudit: a binding with Warn and Audit
-// lets the write through with the policy's message as a warning.
+// lets the write through with the policy's message as a warning, and its
+// audit annotations (the Audit action's and the policy's own) are logged,
+// as there is no audit log yet.
 func TestValidatingAdmissionPolicyWarnAndAudit(t *testing.T) {
+	logs := captureLog(t)
 	e, _ := startPolicyServer(t)
 	ctx := t.Context()
 	e.createPolicy(&admissionregistrationv1.ValidatingAdmissionPolicy{
@@ -210,6 +248,16 @@ func TestValidatingAdmissionPolicyWarnAndAudit(t *testing.T) {
 	want := "Validation failed for ValidatingAdmissionPolicy 'engine' with binding 'engine': only postgres is supported"
 	if got := e.warnings.take(); !slices.Contains(got, want) {
 		t.Fatalf("warnings %q, want %q", got, want)
+	}
+	var logged string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "admission audit annotations") && strings.Contains(line, "name=legacy") {
+			logged = line
+		}
+	}
+	if !strings.Contains(logged, "engine/engine=mysql") || !strings.Contains(logged, `validation.policy.admission.k8s.io/validation_failure=`) ||
+		!strings.Contains(logged, `only postgres is supported`) {
+		t.Fatalf("the audit annotations of the write: %q", logged)
 	}
 	if _, err := e.cs.ExampleV1().Databases("shop").Create(ctx, newDatabase("pg"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
