@@ -34,7 +34,7 @@ fuzz: ## run every fuzz target for a short while
 	hack/fuzz.sh 20s
 
 bench: ## Go benchmarks for the hot paths, and what dynamic admission costs a create (test/admissionbench)
-	$(GO) test -run '^$$' -bench . -benchmem ./server/... ./test/admissionbench/
+	$(GO) test -run '^$$' -bench . -benchmem ./server/... ./test/admissionbench/ ./test/opsbench/
 
 clean: ## remove build output and the local data directory
 	rm -rf $(BIN) .apiloom
