@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,9 +116,10 @@ func compareWorkers(ctx context.Context, list string, objects, workers int) erro
 		if base == 0 {
 			base = r.deleted
 		}
-		fmt.Printf("server=apiloom delete-collection-workers=%d objects=%d create=%s delete-namespace=%s objects/s=%.0f x-first=%.2f\n",
+		fmt.Printf("server=apiloom delete-collection-workers=%d objects=%d create=%s delete-namespace=%s objects/s=%.0f x-first=%.2f delete-cpu=%s cores-used=%.2f\n",
 			n, objects, r.created.Round(time.Millisecond), r.deleted.Round(time.Millisecond),
-			float64(objects)/r.deleted.Seconds(), float64(r.deleted)/float64(base))
+			float64(objects)/r.deleted.Seconds(), float64(r.deleted)/float64(base),
+			r.deleteCPU.Round(time.Millisecond), r.deleteCPU.Seconds()/r.deleted.Seconds())
 	}
 	return nil
 }
@@ -161,7 +163,19 @@ func measureApiloom(ctx context.Context, dcWorkers, objects, workers int) (_ res
 
 // result is one measurement: the time to create the objects and the time
 // from the namespace's DELETE until it is gone.
-type result struct{ created, deleted time.Duration }
+// deleteCPU is this process's CPU time during the deletion: the server's
+// too when it runs in this process, which tells whether more workers had
+// cores to use (a loaded machine's wall time says less).
+type result struct{ created, deleted, deleteCPU time.Duration }
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func run(ctx context.Context, cfg *rest.Config, objects, workers int) (result, error) {
 	cfg.QPS, cfg.UserAgent = -1, "apiloom-nsdelete"
@@ -185,14 +199,14 @@ func run(ctx context.Context, cfg *rest.Config, objects, workers int) (result, e
 		return result{}, err
 	}
 	defer w.Stop()
-	start = time.Now()
+	start, cpu := time.Now(), processCPU()
 	if err := kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 		return result{}, err
 	}
 	if err := waitDeleted(ctx, kc, w, ns); err != nil {
 		return result{}, err
 	}
-	return result{created: created, deleted: time.Since(start)}, nil
+	return result{created: created, deleted: time.Since(start), deleteCPU: processCPU() - cpu}, nil
 }
 
 // createConfigMaps creates n small ConfigMaps in ns with workers at once.
