@@ -1,13 +1,18 @@
 package endpoints
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
 
+	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/storage/storagetest"
 )
@@ -72,6 +77,49 @@ func TestDeleteCollectionWorkers(t *testing.T) {
 			decodeJSON(t, e.do("GET", widgetsPath+"pre/widgets", "", "").body, &list)
 			if len(list.Items) != n-1 {
 				t.Fatalf("%d widgets left after the failed deletecollection, want %d", len(list.Items), n-1)
+			}
+		})
+	}
+}
+
+// denyDeleteOf refuses the deletion of the object named name.
+type denyDeleteOf struct{ name string }
+
+func (denyDeleteOf) Handles(op k8sadmission.Operation) bool { return op == k8sadmission.Delete }
+
+func (d denyDeleteOf) Validate(_ context.Context, a k8sadmission.Attributes, _ k8sadmission.ObjectInterfaces) error {
+	if a.GetName() == d.name {
+		return apierrors.NewForbidden(a.GetResource().GroupResource(), a.GetName(), errors.New("not this one"))
+	}
+	return nil
+}
+
+// TestDeleteCollectionWorkersFailure: as kube-apiserver's store, the
+// worker whose delete fails stops and the others delete everything else,
+// so with one worker the objects after the failing one stay, and with
+// four only the failing one; the answer is its failure either way.
+func TestDeleteCollectionWorkersFailure(t *testing.T) {
+	const n, bad = 300, 150
+	badName := fmt.Sprintf("w-%03d", bad)
+	for _, c := range []struct{ workers, left int }{{1, n - bad}, {4, 1}} {
+		t.Run(fmt.Sprintf("workers=%d", c.workers), func(t *testing.T) {
+			l := request.DefaultLimits()
+			l.DeleteCollectionWorkers = c.workers
+			chain := admission.New(admission.ServerPlugins{}).With(admission.Plugin{Name: "DenyOne", Interface: denyDeleteOf{badName}})
+			e := newEnvDefs(t, false, validatedWidgets(storagetest.Definition()), gadgetDefinition(), WithLimits(l), WithAdmission(chain))
+			for i := range n {
+				e.createWidget("dc", fmt.Sprintf("w-%03d", i), "red")
+			}
+			r := e.do("DELETE", widgetsPath+"dc/widgets", "", "")
+			if st := r.status(t); r.code != http.StatusForbidden || st.Details == nil || st.Details.Name != badName {
+				t.Fatalf("deletecollection: %d %s", r.code, r.body)
+			}
+			var list struct {
+				Items []widget `json:"items"`
+			}
+			decodeJSON(t, e.do("GET", widgetsPath+"dc/widgets", "", "").body, &list)
+			if len(list.Items) != c.left || list.Items[0].Name != badName {
+				t.Fatalf("%d widgets left (first %s), want %d from %s", len(list.Items), list.Items[0].Name, c.left, badName)
 			}
 		})
 	}
