@@ -193,6 +193,8 @@ type Options struct {
 	// Storage stays JSON.
 	CBORServingAndStorage bool
 
+	DeleteCollectionOptions
+
 	// Delegation turns on aggregated mode and configures it
 	// (aggregated.go): users and permissions are the host cluster's.
 	Delegation DelegationOptions
@@ -242,6 +244,7 @@ func DefaultOptions() Options {
 		APIResponseCompression:   true,
 		CBORServingAndStorage:    true,
 		Delegation:               defaultDelegationOptions(),
+		DeleteCollectionOptions:  defaultDeleteCollectionOptions(),
 	}
 }
 
@@ -320,6 +323,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(o.featureGates(), "feature-gates", "kube-apiserver's feature gates that apiloom shares, as Name=true|false pairs separated by commas: "+
 		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never; "+
 		"CBORServingAndStorage=true|false (default true; alpha and false in kube-apiserver) serves application/cbor and application/cbor-seq watches and accepts CBOR bodies (stored as JSON)")
+	o.addDeleteCollectionFlags(fs)
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 

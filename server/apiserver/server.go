@@ -161,7 +161,8 @@ func (s *Server) Run(ctx context.Context) error {
 		Limits: &request.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression,
-			CBOR:                               s.opts.CBORServingAndStorage}}
+			CBOR:                               s.opts.CBORServingAndStorage,
+			DeleteCollectionWorkers:            s.opts.DeleteCollectionWorkers}}
 	// Both are set once the authorizers exist, before any request.
 	escalation := &escalationResolver{}
 	backend.RBAC, backend.Authorizer = escalation, escalation

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiloom/apiloom/server/endpoints/deletion"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
@@ -62,61 +61,6 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 		}}, out), nil)
 	}
 	return h.writeObject(w, out, http.StatusOK, obj, nil)
-}
-
-// deleteCollection serves DELETE on a collection: every object the list
-// options select is deleted as by delete, and the response is the list of
-// them. Objects that vanish meanwhile are skipped. Like kube-apiserver it
-// is not atomic: an error ends it with some objects deleted.
-func (h *handler[O]) deleteCollection(w http.ResponseWriter, r *http.Request, rt route) error {
-	out, err := h.negotiate(r, negotiation.ObjectList)
-	if err != nil {
-		return err
-	}
-	lr, err := h.parseListOptions(r.URL.Query(), rt.namespace, "")
-	if err != nil {
-		return err
-	}
-	opts, err := h.deleteOptions(w, r)
-	if err != nil {
-		return err
-	}
-	if deletion.Unsafe(opts) {
-		// The unsafe delete names one object: the one that cannot be read.
-		return request.InvalidOptions("DeleteOptions", field.ErrorList{field.Invalid(
-			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
-			"is not allowed with DELETECOLLECTION, try again after removing the option")})
-	}
-	ctx := r.Context()
-	pre, dryRun, prop := deletion.Preconditions(opts), len(opts.DryRun) > 0, deletion.PropagationOf(opts)
-	request.SetDelete(ctx, &opts)
-	paged := lr.Options.Limit > 0
-	if !paged {
-		lr.Options.Limit = deleteCollectionPageSize
-	}
-	var items []O
-	var listRV int64
-	for {
-		list, err := h.store.GetList(ctx, lr.Options)
-		if err != nil {
-			return storageerr.Status(err, h.gr, "", storageerr.List)
-		}
-		if listRV == 0 {
-			listRV = list.ResourceVersion
-		}
-		for _, item := range list.Items {
-			key := storage.Key(item.GetNamespace(), item.GetName())
-			if _, _, err := h.deleteObject(ctx, key, pre, dryRun, prop); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return storageerr.Status(err, h.gr, item.GetName(), storageerr.Other)
-			}
-		}
-		items = append(items, list.Items...)
-		if paged || list.Continue == "" {
-			break
-		}
-		lr.Options.Continue, lr.Options.ResourceVersion, lr.Options.ResourceVersionMatch = list.Continue, "", ""
-	}
-	return h.writeList(w, r, out, items, nil, nil, metav1.ListMeta{ResourceVersion: storage.FormatResourceVersion(listRV)})
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has

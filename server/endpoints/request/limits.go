@@ -39,6 +39,12 @@ type Limits struct {
 	// CBORServingAndStorage feature gate; off, CBOR is 406 and 415 as
 	// there, and client-go falls back to JSON.
 	CBOR bool
+	// DeleteCollectionWorkers is how many goroutines one deletecollection
+	// deletes its objects with (kube-apiserver's
+	// --delete-collection-workers; less than 1 means 1, as there). The
+	// namespace controller deletes a namespace's content by
+	// deletecollection, so this is what speeds up namespace deletion.
+	DeleteCollectionWorkers int
 }
 
 const (
@@ -56,6 +62,9 @@ const (
 	// StrategicPatchAtLimit); lists that objects merge in practice
 	// (containers, ports, conditions, finalizers) hold tens.
 	DefaultStrategicMergePatchMaxListElements = 2000
+	// DefaultDeleteCollectionWorkers is kube-apiserver's default
+	// --delete-collection-workers.
+	DefaultDeleteCollectionWorkers = 1
 )
 
 // DefaultLimits returns the limits a resource has unless server/endpoints'
@@ -67,5 +76,6 @@ func DefaultLimits() Limits {
 		StrategicMergePatchMaxListElements: DefaultStrategicMergePatchMaxListElements,
 		ResponseCompression:                true,
 		CBOR:                               true,
+		DeleteCollectionWorkers:            DefaultDeleteCollectionWorkers,
 	}
 }
