@@ -10,12 +10,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
-	"go.opentelemetry.io/otel/trace"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
 	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 	etcdstorage "go.etcd.io/etcd/server/v3/storage"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
