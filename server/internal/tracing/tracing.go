@@ -15,6 +15,7 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -40,9 +41,12 @@ const ServiceName = "apiserver"
 // YAML, apiserver.config.k8s.io/v1, v1beta1 or v1alpha1, decoded strictly
 // as kube-apiserver does), naming the file in its errors.
 func Load(path string) (*tracingapi.TracingConfiguration, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--tracing-config-file: %w", err) // the error names the file
+	}
 	cfg, err := genericoptions.ReadTracingConfiguration(path)
 	if err != nil {
-		return nil, fmt.Errorf("--tracing-config-file: %w", err)
+		return nil, fmt.Errorf("--tracing-config-file %s: %w", path, err)
 	}
 	if errs := tracingapi.ValidateTracingConfiguration(cfg, utilfeature.DefaultFeatureGate, field.NewPath("tracing")); len(errs) > 0 {
 		return nil, fmt.Errorf("--tracing-config-file %s: %w", path, errs.ToAggregate())
