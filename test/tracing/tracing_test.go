@@ -179,6 +179,28 @@ func TestRequestSpans(t *testing.T) {
 			if got := stringAttr(cacher, "namespace"); got != "traced" {
 				t.Errorf("cacher.GetList's namespace is %q", got)
 			}
+
+			// A traced watch still streams (the request filter wraps the
+			// response writer the watch hands its stream over through).
+			p.set(newClientSpan())
+			w, err := kc.CoreV1().ConfigMaps("traced").Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			if _, err := kc.CoreV1().ConfigMaps("traced").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			timeout := time.After(spanWait)
+			for seen := false; !seen; {
+				select {
+				case e := <-w.ResultChan():
+					cm, ok := e.Object.(*corev1.ConfigMap)
+					seen = ok && cm.Name == "d"
+				case <-timeout:
+					t.Fatal("the traced watch did not deliver the create")
+				}
+			}
 		})
 	}
 }
