@@ -32,7 +32,8 @@ func (s *Server) startTracing(ctx context.Context) (tp trace.TracerProvider, sto
 		return nil, nil, err
 	}
 	host, _ := os.Hostname()
-	provider, err := tracing.NewProvider(ctx, cfg, "apiloom-"+host)
+	// The exporter outlives ctx: it flushes after ctx has ended.
+	provider, err := tracing.NewProvider(context.WithoutCancel(ctx), cfg, "apiloom-"+host)
 	if err != nil {
 		return nil, nil, err
 	}
