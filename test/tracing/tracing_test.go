@@ -132,6 +132,7 @@ func TestRequestSpans(t *testing.T) {
 			spans := inTrace(col.waitFor(t, spanWait, "create's spans", func(s []*tracepb.Span) bool {
 				return hasAll(inTrace(s, create.trace), createSpans...)
 			}), create.trace)
+			t.Logf("the create's trace:\n%s", describe(spans))
 			root := named(spans, "POST /api/v1/namespaces/{:namespace}/configmaps")
 			if root == nil {
 				t.Fatalf("no request span named as kube-apiserver's in the create's trace:\n%s", describe(spans))
