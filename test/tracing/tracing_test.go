@@ -148,6 +148,12 @@ func TestRequestSpans(t *testing.T) {
 					t.Errorf("%s is not under the request's span", name)
 				}
 			}
+			// Each plugin's return is an event on its phase's span.
+			for phase, plugin := range map[string]string{"Admission mutating": "NamespaceLifecycle", "Admission validating": "KindValidation"} {
+				if !hasEvent(named(spans, phase), plugin) {
+					t.Errorf("%s has no event %s", phase, plugin)
+				}
+			}
 			txn := named(spans, "etcdserverpb.KV/Txn")
 			if got := stringAttr(txn, "rpc.system.name"); tc.external && got != "grpc" {
 				t.Errorf("over an external etcd, the Txn span's rpc.system.name is %q, want grpc (otelgrpc's)", got)
@@ -172,10 +178,8 @@ func TestRequestSpans(t *testing.T) {
 			if !descends(spans, cacher, root) {
 				t.Error("cacher.GetList is not under the list's request span")
 			}
-			for _, e := range cacher.GetEvents() {
-				if e.GetName() == "delegated to storage" {
-					t.Error("the list was not served from the watch cache")
-				}
+			if hasEvent(cacher, "delegated to storage") {
+				t.Error("the list was not served from the watch cache")
 			}
 			if got := stringAttr(cacher, "namespace"); got != "traced" {
 				t.Errorf("cacher.GetList's namespace is %q", got)
@@ -282,6 +286,16 @@ func boolAttr(s *tracepb.Span, key string) bool {
 	for _, a := range s.GetAttributes() {
 		if a.GetKey() == key {
 			return a.GetValue().GetBoolValue()
+		}
+	}
+	return false
+}
+
+// hasEvent reports whether s has an event called name.
+func hasEvent(s *tracepb.Span, name string) bool {
+	for _, e := range s.GetEvents() {
+		if e.GetName() == name {
+			return true
 		}
 	}
 	return false
