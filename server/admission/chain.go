@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apiserver/pkg/admission"
 	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
+
+	"github.com/apiloom/apiloom/server/internal/tracing"
 )
 
 // A Plugin is one stage of the chain: an admission.MutationInterface, an
@@ -91,15 +93,18 @@ func (c *Chain) Admit(ctx context.Context, a admission.Attributes, o admission.O
 	if o == nil {
 		o = c.objects
 	}
+	ctx, span := startPhase(ctx, spanAdmit, a)
 	start := c.now()
 	err := c.admitOnce(ctx, a, o)
 	if rc := a.GetReinvocationContext(); err == nil && rc != nil && rc.ShouldReinvoke() && !rc.IsReinvoke() {
 		rc.SetIsReinvoke()
+		tracing.Event(ctx, "reinvocation")
 		err = c.admitOnce(ctx, a, o)
 	}
 	if c.observed {
 		admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, a, stepAdmit)
 	}
+	tracing.End(span, err)
 	return err
 }
 
@@ -117,8 +122,11 @@ func (c *Chain) now() time.Time {
 	return time.Now()
 }
 
-// done records a plugin's call that started at start and returned err.
+// done records a plugin's call that started at start and returned err:
+// its metrics, and, in a traced request, an event named by the plugin
+// on the phase's span, when it returned.
 func (c *Chain) done(ctx context.Context, start time.Time, err error, a admission.Attributes, step, name string) {
+	tracing.Event(ctx, name)
 	if c.observed {
 		admissionmetrics.Metrics.ObserveAdmissionController(ctx, time.Since(start), err != nil, a, step, name)
 	}
@@ -149,11 +157,13 @@ func (c *Chain) Validate(ctx context.Context, a admission.Attributes, o admissio
 	if o == nil {
 		o = c.objects
 	}
+	ctx, span := startPhase(ctx, spanValidate, a)
 	start := c.now()
 	err := c.validate(ctx, a, o)
 	if c.observed {
 		admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, a, stepValidate)
 	}
+	tracing.End(span, err)
 	return err
 }
 

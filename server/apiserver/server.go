@@ -112,6 +112,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := os.MkdirAll(s.opts.DataDir, 0o700); err != nil {
 		return err
 	}
+	tracerProvider, stopTracing, err := s.startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // last: the spans of everything below are flushed
 	cert, err := loadOrCreateServingCert(&s.opts)
 	if err != nil {
 		return err
@@ -142,7 +147,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 
-	etcd, err := etcdclient.Connect(ctx, s.opts.etcdConfig(), s.log, metrics)
+	etcd, err := etcdclient.Connect(ctx, withEtcdTracing(s.opts.etcdConfig(), tracerProvider), s.log, metrics)
 	if err != nil {
 		return err
 	}
@@ -264,7 +269,9 @@ func (s *Server) Run(ctx context.Context) error {
 	// whom (impersonation), the in-flight limit, and whether they may.
 	cbor := s.opts.CBORServingAndStorage
 	limited := withImpersonation(authz, cbor, withMaxInFlight(limits, metrics, withAuthorization(authz, cbor, mux)))
-	handler := withRequestInfo(withAuthentication(authSetup.auth, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))
+	// The request's span starts once its user is known, as in
+	// kube-apiserver's chain.
+	handler := withRequestInfo(withAuthentication(authSetup.auth, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = responsewriters.WithCBOR(handler, cbor)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiloom/apiloom/server/internal/failpoint"
+	"github.com/apiloom/apiloom/server/internal/tracing"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
 )
@@ -27,8 +29,16 @@ func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions)
 // GetEncoded implements storage.EncodedGetter: Get, with the item's JSON
 // when the cache answered.
 func (c *Cache[O]) GetEncoded(ctx context.Context, key string, opts storage.GetOptions) (O, []byte, error) {
+	ctx, span := c.startSpan(ctx, spanGet, "key", key, opts.ResourceVersion)
+	obj, raw, err := c.getEncoded(ctx, key, opts)
+	tracing.End(span, err)
+	return obj, raw, err
+}
+
+func (c *Cache[O]) getEncoded(ctx context.Context, key string, opts storage.GetOptions) (O, []byte, error) {
 	var zero O
 	fromSource := func() (O, []byte, error) {
+		tracing.Event(ctx, eventFromSource)
 		obj, err := c.src.Get(ctx, key, opts)
 		return obj, nil, err
 	}
@@ -71,8 +81,18 @@ func (c *Cache[O]) GetEncoded(ctx context.Context, key string, opts storage.GetO
 // Pages and their continue tokens are the store's: either implementation
 // continues the other's lists.
 func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
+	ctx, span := c.startSpan(ctx, spanGetList, "namespace", opts.Namespace, opts.ResourceVersion)
+	l, err := c.getList(ctx, opts)
+	if err == nil && span.IsRecording() {
+		span.SetAttributes(attribute.Int("count", len(l.Items)))
+	}
+	tracing.End(span, err)
+	return l, err
+}
+
+func (c *Cache[O]) getList(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
 	if !c.Ready() || !plainNamespace(opts.Namespace) {
-		return c.src.GetList(ctx, opts)
+		return c.listFromSource(ctx, opts)
 	}
 	if opts.Continue != "" {
 		return c.listContinue(ctx, opts)
@@ -123,7 +143,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 		}
 		return l, nil
 	}
-	return c.src.GetList(ctx, opts)
+	return c.listFromSource(ctx, opts)
 }
 
 // listContinue serves the next page of a list from the snapshot at the
@@ -132,20 +152,20 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 // that the errors are the store's).
 func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (*storage.List[O], error) {
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-		return c.src.GetList(ctx, opts)
+		return c.listFromSource(ctx, opts)
 	}
 	m := c.matcherFor(opts)
 	start, rev, before, err := storage.DecodeCountedContinue(opts.Continue, m.ns)
 	if err != nil || rev <= 0 {
-		return c.src.GetList(ctx, opts)
+		return c.listFromSource(ctx, opts)
 	}
 	r := namespaceRange(m.ns)
 	if !strings.HasPrefix(start, r.from) || (!c.def.Namespaced && strings.Contains(start, "/")) {
-		return c.src.GetList(ctx, opts)
+		return c.listFromSource(ctx, opts)
 	}
 	v, ok := c.viewAt(rev, m.ns)
 	if !ok {
-		return c.src.GetList(ctx, opts)
+		return c.listFromSource(ctx, opts)
 	}
 	return page(v, &m, opts.Limit, start, before), nil
 }

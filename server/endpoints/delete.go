@@ -60,7 +60,7 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 			Name: obj.GetName(), Group: h.gr.Group, Kind: h.gr.Resource, UID: obj.GetUID(),
 		}}, out), nil)
 	}
-	return h.writeObject(w, out, http.StatusOK, obj, nil)
+	return h.writeObject(r.Context(), w, out, http.StatusOK, obj, nil)
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has

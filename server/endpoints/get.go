@@ -6,6 +6,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
+	"github.com/apiloom/apiloom/server/internal/tracing"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -31,7 +32,10 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if raw != nil && out.Target == negotiation.AsObject && (out.Encoding == negotiation.JSON || out.Encoding == negotiation.YAML) &&
 		obj.GetObjectKind().GroupVersionKind() == h.gvk {
 		// The store's JSON is what encodeObject would write.
-		return responsewriters.WriteEncoded(w, out, http.StatusOK, raw, nil)
+		span := startSerialize(r.Context(), out, http.StatusOK)
+		err := responsewriters.WriteEncoded(w, out, http.StatusOK, raw, nil)
+		tracing.End(span, err)
+		return err
 	}
-	return h.writeObject(w, out, http.StatusOK, obj, nil)
+	return h.writeObject(r.Context(), w, out, http.StatusOK, obj, nil)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
+	"github.com/apiloom/apiloom/server/internal/tracing"
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -59,7 +60,10 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.Lis
 // writeList answers with items as one list in the negotiated form
 // (listwriter.Write).
 func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out negotiation.Output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
-	return listwriter.Write(w, r, h.lists(), out, items, raw, enc, lm)
+	span := startSerialize(r.Context(), out, http.StatusOK)
+	err := listwriter.Write(w, r, h.lists(), out, items, raw, enc, lm)
+	tracing.End(span, err)
+	return err
 }
 
 // encodeList writes items as one JSON document in the negotiated view

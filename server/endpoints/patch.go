@@ -105,7 +105,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
-	return h.writeObject(w, out, http.StatusOK, result, warnings)
+	return h.writeObject(r.Context(), w, out, http.StatusOK, result, warnings)
 }
 
 // applyPatch applies p to current and decodes the result, returning it

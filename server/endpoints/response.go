@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,6 +9,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/tableconvert"
+	"github.com/apiloom/apiloom/server/internal/tracing"
 	"github.com/apiloom/apiloom/server/wire"
 )
 
@@ -15,7 +17,15 @@ import (
 // itself, a one-row Table or its PartialObjectMetadata. Errors it returns
 // were found before anything was written; as negotiate validated the form,
 // they can only be encoding failures.
-func (h *handler[O]) writeObject(w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
+func (h *handler[O]) writeObject(ctx context.Context, w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
+	span := startSerialize(ctx, out, code)
+	err := h.encodeAndWrite(w, out, code, obj, warnings)
+	tracing.End(span, err)
+	return err
+}
+
+// encodeAndWrite is writeObject, untraced.
+func (h *handler[O]) encodeAndWrite(w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {

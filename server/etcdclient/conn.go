@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
 	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 	etcdstorage "go.etcd.io/etcd/server/v3/storage"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -38,6 +39,8 @@ type Config struct {
 	MaxRequestBytes int
 	// KeepaliveTime and KeepaliveTimeout are the client's gRPC keepalive.
 	KeepaliveTime, KeepaliveTimeout time.Duration
+	// TracerProvider traces the client's calls (tracing.go); nil: not.
+	TracerProvider trace.TracerProvider
 }
 
 // Conn is a connected etcd client and, when embedded, the etcd server it
@@ -143,7 +146,7 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger, metrics promethe
 		// profile). Watches, leases and maintenance keep the gRPC client:
 		// their cost per request is small, and a watch's flow control,
 		// progress notifications and cancellation stay etcd's tested ones.
-		c.KV = clientv3.NewKVFromKVClient(adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(b.embedded.Server)), c)
+		c.KV = clientv3.NewKVFromKVClient(traceKV(adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(b.embedded.Server)), cfg.TracerProvider), c)
 	}
 	b.Client = c
 	var onNoSpace func()
@@ -179,6 +182,7 @@ func dialEtcd(ctx context.Context, cfg *Config, endpoints []string, tlsCfg *tls.
 		// larger ones, with an error storage maps to 413.
 		MaxCallSendMsgSize: max(8<<20, cfg.MaxRequestBytes+1<<20),
 		MaxCallRecvMsgSize: 0, // unlimited: large lists
+		DialOptions:        tracedDialOptions(cfg.TracerProvider),
 	})
 }
 
