@@ -3,14 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,18 +16,16 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	encryptionconfigcontroller "k8s.io/apiserver/pkg/server/options/encryptionconfig/controller"
 	"k8s.io/client-go/kubernetes"
-	kmsapi "k8s.io/kms/apis/v2"
-	kmsservice "k8s.io/kms/pkg/service"
 
 	"github.com/apiloom/apiloom/generated/apiserver"
 	"github.com/apiloom/apiloom/generated/clientset/versioned"
+	"github.com/apiloom/apiloom/internal/kmstest"
 	apiloomserver "github.com/apiloom/apiloom/server/apiserver"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/testserver"
@@ -170,7 +164,7 @@ func TestEncryptionProviders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			providers := tc.providers
 			if tc.name == "kms-v2" {
-				providers = kmsV2Provider(t)
+				providers = kmstest.Provider("testkms", kmstest.Start(t))
 			}
 			path := filepath.Join(t.TempDir(), "encryption.yaml")
 			writeFile(t, path, encryptionConfig("secrets", providers))
@@ -368,70 +362,4 @@ func TestEncryptionBadConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-// kmsV2Provider starts a KMS v2 plugin for the test (testKMS on a unix
-// socket, served by k8s.io/kms's gRPC service) and returns the provider
-// naming it.
-func kmsV2Provider(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "kms") // short: a socket path is at most ~100 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "kms.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := aes.NewCipher(randomBytes(t, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	kmsapi.RegisterKeyManagementServiceServer(gs, kmsservice.NewGRPCService(sock, 5*time.Second, &testKMS{aead: aead}))
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
-	// Stopped after the server (cleanups run last first).
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("kms plugin: %v", err)
-		}
-	})
-	return fmt.Sprintf("  - kms:\n      apiVersion: v2\n      name: testkms\n      endpoint: unix://%s\n      timeout: 5s\n", sock)
-}
-
-// testKMS is a KMS v2 plugin's service with its key in memory: it
-// encrypts the data encryption keys the server sends with AES-GCM.
-type testKMS struct{ aead cipher.AEAD }
-
-const testKMSKeyID = "test-kek-1"
-
-func (k *testKMS) Encrypt(_ context.Context, _ string, data []byte) (*kmsservice.EncryptResponse, error) {
-	nonce := make([]byte, k.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return &kmsservice.EncryptResponse{Ciphertext: k.aead.Seal(nonce, nonce, data, nil), KeyID: testKMSKeyID}, nil
-}
-
-func (k *testKMS) Decrypt(_ context.Context, _ string, req *kmsservice.DecryptRequest) ([]byte, error) {
-	if req.KeyID != testKMSKeyID {
-		return nil, fmt.Errorf("unknown key %q", req.KeyID)
-	}
-	n := k.aead.NonceSize()
-	if len(req.Ciphertext) < n {
-		return nil, errors.New("ciphertext too short")
-	}
-	return k.aead.Open(nil, req.Ciphertext[:n], req.Ciphertext[n:], nil)
-}
-
-func (k *testKMS) Status(context.Context) (*kmsservice.StatusResponse, error) {
-	return &kmsservice.StatusResponse{Version: "v2", Healthz: "ok", KeyID: testKMSKeyID}, nil
 }
