@@ -48,7 +48,7 @@ resources:
 	}
 	named := namedOnly(loaded.Transformers)
 	for gr, want := range map[schema.GroupResource]bool{
-		{Resource: "secrets"}:                                 true,
+		{Resource: "secrets"}: true,
 		{Group: "example.apiloom.dev", Resource: "databases"}: true,
 		{Resource: "configmaps"}:                              false,
 		{Group: "apps", Resource: "secrets"}:                  false,
