@@ -270,7 +270,12 @@ func TestEncryptionUserKind(t *testing.T) {
 // resourceVersion precondition, which the storage version migration
 // sends) and no value is left under key1.
 func TestEncryptionReloadAndRotation(t *testing.T) {
+	// Upstream's poll period is a package variable (a minute); it is read
+	// when the reload controller starts, and restored after the server
+	// stopped (cleanups run last first).
+	period := encryptionconfigcontroller.EncryptionConfigFileChangePollDuration
 	encryptionconfigcontroller.EncryptionConfigFileChangePollDuration = 100 * time.Millisecond
+	t.Cleanup(func() { encryptionconfigcontroller.EncryptionConfigFileChangePollDuration = period })
 	path := filepath.Join(t.TempDir(), "encryption.yaml")
 	key1, key2 := "key1="+newAESKey(t), "key2="+newAESKey(t)
 	writeFile(t, path, encryptionConfig("secrets", keyProvider("aescbc", key1)))
