@@ -18,6 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	encryptionconfigcontroller "k8s.io/apiserver/pkg/server/options/encryptionconfig/controller"
+	encryptionconfigmetrics "k8s.io/apiserver/pkg/server/options/encryptionconfig/metrics"
 	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -110,6 +111,7 @@ func (s *Server) startEncryption(ctx context.Context, client *clientv3.Client, e
 		cancel()
 		return nil, fmt.Errorf("--encryption-provider-config %s: %w", path, err)
 	}
+	encryptionconfigmetrics.RecordEncryptionConfigLastConfigInfo(apiServerID(), loaded.EncryptionFileContentHash)
 	if !reload {
 		return &encryptionAtRest{transformers: namedOnly(loaded.Transformers), checks: loaded.HealthChecks, stop: cancel}, nil
 	}

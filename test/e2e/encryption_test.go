@@ -180,6 +180,11 @@ func TestEncryptionProviders(t *testing.T) {
 			if err != nil || len(list.Items) != 1 || string(list.Items[0].Data["password"]) != canary {
 				t.Fatalf("list: %v, %v", list, err)
 			}
+			// Upstream's transformation metrics are served.
+			if n := metric(t, s.ts.Config, "apiserver_storage_transformation_operations_total",
+				`resource="secrets"`, `transformation_type="to_storage"`, `status="OK"`); n < 1 {
+				t.Errorf("apiserver_storage_transformation_operations_total for secrets to storage: %v, want at least 1", n)
+			}
 			// Other resources stay plaintext JSON.
 			if _, err := s.cs.ExampleV1().Databases("shop").Create(ctx, newDatabase("orders"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
