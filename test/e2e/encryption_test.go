@@ -249,6 +249,37 @@ func TestEncryptionDefault(t *testing.T) {
 	}
 }
 
+// TestEncryptionDefaultUpgrade: Secrets stored in plaintext by a server
+// without encryption (an older apiloom's data dir) stay readable once
+// the default encrypts Secrets, and are encrypted by their next write,
+// even one that changes nothing.
+func TestEncryptionDefaultUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	var rv string
+	t.Run("plaintext", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "encryption.yaml")
+		writeFile(t, path, encryptionConfig("secrets", "  - identity: {}\n"))
+		s := startEncryptedServer(t, testserver.WithDataDir(dir), withEncryptionConfig(path, false))
+		rv = s.createSecret(t, "old").ResourceVersion
+		if v := s.stored(t, "/registry/secrets/shop/old"); v[0] != '{' {
+			t.Fatalf("stored %q, want plaintext JSON", v[:20])
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		s := startEncryptedServer(t, testserver.WithDataDir(dir))
+		ctx := t.Context()
+		got, err := s.kc.CoreV1().Secrets("shop").Get(ctx, "old", metav1.GetOptions{})
+		if err != nil || string(got.Data["password"]) != canary {
+			t.Fatalf("get of the plaintext Secret: %v, %v", got, err)
+		}
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, rv)
+		if _, err := s.kc.CoreV1().Secrets("shop").Patch(ctx, "old", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		assertEncrypted(t, s.stored(t, "/registry/secrets/shop/old"), "k8s:enc:secretbox:v1:key1:")
+	})
+}
+
 // TestEncryptionUserKind: a kind of the user's API named in the
 // configuration is encrypted, and served as usual.
 func TestEncryptionUserKind(t *testing.T) {
