@@ -25,7 +25,7 @@ const (
 
 // widgetTransformer loads an EncryptionConfiguration for widgets whose
 // providers are the given YAML list, the way the server does.
-func widgetTransformer(t *testing.T, providers string) value.Transformer {
+func widgetTransformer(t testing.TB, providers string) value.Transformer {
 	t.Helper()
 	cfg := "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n" +
 		"- resources: [widgets.storagetest.apiloom.dev]\n  providers:\n" + providers
@@ -216,5 +216,69 @@ func testPlaintextMigrates(t *testing.T, c *clientv3.Client) {
 	data, _ := stored(t, c, "ns/a")
 	if !bytes.HasPrefix(data, []byte("k8s:enc:aesgcm:v1:key1:")) || strings.Contains(string(data), "chartreuse") {
 		t.Fatalf("after the no-op update: stored %q, want it encrypted", data)
+	}
+}
+
+// TestNoTransformerNoCost: without encryption the stored bytes are the
+// codec's own, with no copy, and a read allocates what decoding alone
+// does.
+func TestNoTransformerNoCost(t *testing.T) {
+	root := etcdtest.Start(t)
+	c := storagetest.NewClient(t, root, "/"+t.Name())
+	plain := newWidgetStore(t, c)
+	data := []byte(`{"kind":"Widget","apiVersion":"storagetest.apiloom.dev/v1","metadata":{"name":"a","namespace":"ns"},"spec":{"size":1,"color":"red"}}`)
+	out, err := plain.ToStorage(t.Context(), "ns/a", data)
+	if err != nil || &out[0] != &data[0] {
+		t.Fatalf("without a transformer the value was copied or changed: %v", err)
+	}
+	ctx := t.Context()
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := plain.Decode(ctx, data, 5, "ns/a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	enc := newWidgetStore(t, c, storage.WithTransformer(widgetTransformer(t, aesgcmProviders("key1", testKey1))))
+	stored, err := enc.ToStorage(ctx, "ns/a", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encAllocs := testing.AllocsPerRun(100, func() {
+		if _, err := enc.Decode(ctx, stored, 5, "ns/a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("allocations per read: %v plaintext, %v aesgcm", allocs, encAllocs)
+	if encAllocs <= allocs {
+		t.Errorf("a decrypting read allocates %v, a plain one %v: the plain read is not the cheaper", encAllocs, allocs)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	root := etcdtest.Start(b)
+	c := storagetest.NewClient(b, root, "/bench")
+	data := []byte(`{"kind":"Widget","apiVersion":"storagetest.apiloom.dev/v1","metadata":{"name":"a","namespace":"ns"},"spec":{"size":1,"color":"red"}}`)
+	for _, tc := range []struct{ name, providers string }{
+		{"none", ""},
+		{"identity", "  - identity: {}\n"},
+		{"aesgcm", aesgcmProviders("key1", testKey1)},
+		{"secretbox", "  - secretbox:\n      keys:\n      - name: key1\n        secret: " + testKey1 + "\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var opts []storage.Option
+			if tc.providers != "" {
+				opts = append(opts, storage.WithTransformer(widgetTransformer(b, tc.providers)))
+			}
+			s := newWidgetStore(b, c, opts...)
+			stored, err := s.ToStorage(b.Context(), "ns/a", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Decode(b.Context(), stored, 5, "ns/a"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
