@@ -7,6 +7,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiserver/pkg/server/healthz"
 
 	"github.com/apiloom/apiloom/server/registry"
 )
@@ -15,8 +16,9 @@ import (
 // answers and every resource's storage is ready, like kube-apiserver's
 // plain-text checks; /readyz waits for the RBAC authorizer (nil without
 // RBAC) to have read every Role and binding, as kube-apiserver's waits for
-// its RBAC informers.
-func healthHandler(client *clientv3.Client, served *registry.Served, rbac interface{ HasSynced() bool }) http.Handler {
+// its RBAC informers. /healthz and /readyz also run checks (the KMS
+// providers': encryption.go).
+func healthHandler(client *clientv3.Client, served *registry.Served, rbac interface{ HasSynced() bool }, checks []healthz.HealthChecker) http.Handler {
 	rbacSynced := func() bool { return rbac == nil || rbac.HasSynced() }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -37,6 +39,15 @@ func healthHandler(client *clientv3.Client, served *registry.Served, rbac interf
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("RBAC authorizer not yet synced\n"))
 			return
+		}
+		if r.URL.Path != "/livez" {
+			for _, c := range checks {
+				if err := c.Check(r); err != nil {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = w.Write([]byte(c.Name() + " failed: " + err.Error() + "\n"))
+					return
+				}
+			}
 		}
 		_, _ = w.Write([]byte("ok"))
 	})

@@ -201,6 +201,8 @@ type Options struct {
 	// Delegation turns on aggregated mode and configures it
 	// (aggregated.go): users and permissions are the host cluster's.
 	Delegation DelegationOptions
+	// Encryption configures encryption at rest (options_encryption.go).
+	Encryption EncryptionOptions
 }
 
 // DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
@@ -309,6 +311,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addAuthorizationFlags(fs)
 	o.addDelegationFlags(fs)
 	o.addTracingFlags(fs)
+	o.addEncryptionFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -372,6 +375,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateAuthorization()...)
 	errs = append(errs, o.validateDelegation()...)
 	errs = append(errs, o.validateTracing()...)
+	errs = append(errs, o.validateEncryption()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

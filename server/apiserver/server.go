@@ -158,10 +158,17 @@ func (s *Server) Run(ctx context.Context) error {
 	requestsCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
 
+	encryption, err := s.startEncryption(ctx, etcd.Client, etcd.Embedded())
+	if err != nil {
+		return err
+	}
+	defer encryption.stop() // after storage has closed
+
 	patch.SetJSONPatchMaxCopyBytes(s.opts.JSONPatchMaxCopyBytes)
 	backend := registry.Backend{Client: etcd.Client, Prefix: s.opts.EtcdPrefix, WatchCache: s.opts.WatchCache, Metrics: metrics, Log: s.log,
 		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
+		Encryption:  encryption.storageOption,
 		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd.Embedded(), etcd.Client, s.log),
 		Limits: &request.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
@@ -251,9 +258,13 @@ func (s *Server) Run(ctx context.Context) error {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	}
-	health := healthHandler(etcd.Client, served, rbacAuthz)
+	health := healthHandler(etcd.Client, served, rbacAuthz, encryption.checks)
 	for _, p := range healthPaths {
 		mux.Handle("GET "+p, health)
+	}
+	for _, c := range encryption.checks {
+		mux.Handle("GET /healthz/"+c.Name(), healthCheckHandler(c))
+		mux.Handle("GET /readyz/"+c.Name(), healthCheckHandler(c))
 	}
 	// As in kube-apiserver's chain, the timeout comes before the in-flight
 	// limit; both are inside the request metrics, which thus count their

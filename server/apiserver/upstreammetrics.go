@@ -9,13 +9,21 @@ import (
 )
 
 // upstreamPrefixes are the metric families that k8s.io/apiserver's own
-// admission plugins and chain record in its global registry (the
-// webhooks', the policies', each plugin's and each phase's durations):
+// admission plugins and chain, and its encryption at rest, record in its
+// global registry (the webhooks', the policies', each plugin's and each
+// phase's durations, values transformed):
 // /metrics serves them as kube-apiserver does.
 var upstreamPrefixes = []string{
 	"apiserver_admission_",
 	"apiserver_validating_admission_policy_",
 	"apiserver_mutating_admission_policy_",
+	// Encryption at rest (encryption.go): the transformers', KMS v2's
+	// and the reload controller's.
+	"apiserver_storage_transformation_",
+	"apiserver_storage_envelope_transformation_",
+	"apiserver_storage_data_key_generation_",
+	"apiserver_envelope_encryption_",
+	"apiserver_encryption_config_controller_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds

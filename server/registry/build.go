@@ -77,6 +77,17 @@ type Backend struct {
 	// (storage.WithVerifiedCreates), on backends that may acknowledge a
 	// create they did not store (kine).
 	VerifyCreates bool
+	// Encryption, when set, is each resource's encryption at rest
+	// (storage.WithTransformer).
+	Encryption func(schema.GroupResource) storage.Option
+}
+
+// encryption is the store option that encrypts gr's values, if any.
+func (b *Backend) encryption(gr schema.GroupResource) storage.Option {
+	if b.Encryption == nil {
+		return storage.WithTransformer(nil)
+	}
+	return b.Encryption(gr)
 }
 
 // ttl is how long the objects of info live after their last write.
@@ -181,7 +192,7 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 		}
 		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
 			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes),
-			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse), storage.WithVerifiedCreates(b.VerifyCreates))
+			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse), storage.WithVerifiedCreates(b.VerifyCreates), b.encryption(def.GroupResource()))
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apiserver/pkg/storage/value"
 )
 
 // Option configures a Store.
@@ -40,6 +41,9 @@ type config struct {
 	now func() time.Time
 	// verifyCreates reads every create back (createcheck.go).
 	verifyCreates bool
+	// transformer encrypts values at rest (transform.go); nil stores
+	// plaintext.
+	transformer value.Transformer
 }
 
 const (

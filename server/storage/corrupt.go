@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -71,19 +72,37 @@ func (d *decodeErrors) report(fullKey string, err error) {
 	// Logged under mu, so a reader that finds this revision recorded
 	// returns after its line is written (rare: once per revision).
 	defer d.mu.Unlock()
-	d.log.Error("storage: stored object does not decode; it is left out of lists and watches until it is rewritten, "+
+	what := "storage: stored object does not decode"
+	if se.Untransformable {
+		what = "storage: stored object cannot be decrypted"
+	}
+	d.log.Error(what+"; it is left out of lists and watches until it is rewritten, "+
 		"or deleted with DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential",
 		"key", fullKey, "revision", se.ResourceVersion, "err", se.Detail)
 }
 
-// decode decodes the value of the relative key at rev, reporting a value
-// that does not decode. Every read of a stored value goes through it.
-func (s *Store[O]) decode(data []byte, rev int64, key string) (O, error) {
-	obj, err := s.codec.decode(data, rev, key)
-	if err != nil {
-		s.decodeErrors.report(s.prefix+key, err)
-	}
+// decode decodes the stored value of the relative key at rev, reporting a
+// value that does not decrypt or decode. Every read of a stored value goes
+// through it (or read).
+func (s *Store[O]) decode(ctx context.Context, data []byte, rev int64, key string) (O, error) {
+	obj, _, _, err := s.read(ctx, data, rev, key)
 	return obj, err
+}
+
+// read is decode that also returns the value's plaintext and whether it
+// is stale: stored with other than the current encryption key or
+// provider (transform.go).
+func (s *Store[O]) read(ctx context.Context, data []byte, rev int64, key string) (O, []byte, bool, error) {
+	plain, stale, err := s.fromStorage(ctx, data, rev, key)
+	if err == nil {
+		var obj O
+		if obj, err = s.codec.decode(plain, rev, key); err == nil {
+			return obj, plain, stale, nil
+		}
+	}
+	s.decodeErrors.report(s.prefix+key, err)
+	var zero O
+	return zero, nil, false, err
 }
 
 // corruptError returns err's *Error if it wraps ErrCorrupt.

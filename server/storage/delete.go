@@ -14,7 +14,7 @@ import (
 // the DELETED watch event.
 func (s *Store[O]) Delete(ctx context.Context, key string, pre *Preconditions) (O, error) {
 	del := clientv3.OpDelete(s.prefix + key)
-	return s.readModifyWrite(ctx, key, pre, "delete", func(_ *mvccpb.KeyValue, cur O) (*clientv3.Op, O, error) {
+	return s.readModifyWrite(ctx, key, pre, "delete", func(_ *mvccpb.KeyValue, cur O, _ []byte, _ bool) (*clientv3.Op, O, error) {
 		return &del, cur, nil
 	})
 }
@@ -51,7 +51,7 @@ func (s *Store[O]) DeleteCorrupt(ctx context.Context, key string, dryRun bool) e
 			return &Error{Err: ErrNotFound, Key: key}
 		}
 		kv := kvs[0]
-		if _, err := s.decode(kv.Value, kv.ModRevision, key); err == nil {
+		if _, err := s.decode(ctx, kv.Value, kv.ModRevision, key); err == nil {
 			return &Error{Err: ErrNotCorrupt, Key: key, StoredKey: full, CurrentRevision: kv.ModRevision, Detail: unsafeDeleteRefused}
 		}
 		if dryRun {

@@ -47,6 +47,10 @@ var (
 	// this sentinel (the server's space guard returns such errors) keeps
 	// its text as the Error's Detail.
 	ErrInsufficientStorage = errors.New("storage: insufficient storage")
+	// ErrTransform: the value could not be transformed for storage
+	// (encryption at rest failed, e.g. a KMS plugin that does not
+	// answer). Nothing was written.
+	ErrTransform = errors.New("storage: value could not be transformed for storage")
 	// ErrBadResponse: etcd (or an etcd-API backend) answered a request
 	// with a response etcd's API never gives, e.g. a failed transaction
 	// without its Else branch's result. Nothing is inferred from it; the
@@ -76,6 +80,9 @@ type Error struct {
 	// StoredKey is the full etcd key (the resource prefix and Key), set
 	// where a message names it as kube-apiserver's does (ErrNotCorrupt).
 	StoredKey string
+	// Untransformable marks an ErrCorrupt value that could not be
+	// decrypted (transform.go), rather than one that does not decode.
+	Untransformable bool
 }
 
 func (e *Error) Error() string {

@@ -27,3 +27,14 @@ func WithCompactTicks(ticks <-chan time.Time) CompactorOption {
 
 // WithClock sets the clock lease reuse is measured with.
 var WithClock = withClock
+
+// Decode decodes a stored value of the relative key at rev as every
+// read does.
+func (s *Store[O]) Decode(ctx context.Context, data []byte, rev int64, key string) (O, error) {
+	return s.decode(ctx, data, rev, key)
+}
+
+// ToStorage returns the bytes a write stores for plaintext data.
+func (s *Store[O]) ToStorage(ctx context.Context, key string, data []byte) ([]byte, error) {
+	return s.toStorage(ctx, key, data)
+}

@@ -165,7 +165,7 @@ func (s *Store[O]) readList(ctx context.Context, p listPlan, opts ListOptions) (
 			}
 			consumed++
 			lastKey = s.relKey(kv.Key)
-			obj, err := s.decode(kv.Value, kv.ModRevision, lastKey)
+			obj, err := s.decode(ctx, kv.Value, kv.ModRevision, lastKey)
 			if err != nil {
 				se, ok := corruptError(err)
 				if !ok {

@@ -102,7 +102,7 @@ func (s *Store[O]) Get(ctx context.Context, key string, opts GetOptions) (O, err
 		return zero, &Error{Err: ErrNotFound, Key: key, CurrentRevision: resp.Header.Revision}
 	}
 	kv := resp.Kvs[0]
-	return s.decode(kv.Value, kv.ModRevision, key)
+	return s.decode(ctx, kv.Value, kv.ModRevision, key)
 }
 
 // Create implements Interface. obj is not modified; the returned object is
@@ -116,7 +116,14 @@ func (s *Store[O]) Create(ctx context.Context, key string, obj O) (O, error) {
 		return zero, &Error{Err: ErrInvalidResourceVersion, Key: key, Detail: "resourceVersion must not be set on objects to be created, got " + rv}
 	}
 	out := copyOf(obj)
-	data, err := s.codec.encode(out)
+	plain, err := s.codec.encode(out)
+	if err != nil {
+		return zero, err
+	}
+	// data is what is stored, and what createcheck.go and nospace.go
+	// recognise as this create's: encrypted with a fresh nonce, it is
+	// as unique as the plaintext.
+	data, err := s.toStorage(ctx, key, plain)
 	if err != nil {
 		return zero, err
 	}

@@ -16,7 +16,7 @@ import (
 
 var _ storage.Interface[*storagetest.Widget] = (*storage.Store[*storagetest.Widget])(nil)
 
-func newWidgetStore(t *testing.T, c *clientv3.Client, opts ...storage.Option) *storage.Store[*storagetest.Widget] {
+func newWidgetStore(t testing.TB, c *clientv3.Client, opts ...storage.Option) *storage.Store[*storagetest.Widget] {
 	t.Helper()
 	return storage.New(c, storagetest.Prefix, storagetest.Definition(), opts...)
 }

@@ -23,16 +23,17 @@ const conflictDetail = "the object has been modified; please apply your changes 
 // attempt starts from it. It retries until it writes, tryUpdate fails, a
 // precondition or the resourceVersion check fails, or ctx ends.
 //
-// An update that leaves the stored bytes unchanged is not written: the
-// current object is returned with its resourceVersion unchanged, and
-// watchers see no event (as kube-apiserver does).
+// An update that leaves the object's stored form unchanged is not
+// written: the current object is returned with its resourceVersion
+// unchanged, and watchers see no event (as kube-apiserver does). A value
+// stored with an old encryption key is written all the same.
 func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Preconditions, tryUpdate func(current O) (O, error)) (_ O, err error) {
 	full := s.prefix + key
 	// leased is the lease of the last put; a transaction that fails on it
 	// makes the lease manager forget it.
 	var leased clientv3.LeaseID
 	defer func() { s.leaseGone(err, leased) }()
-	return s.readModifyWrite(ctx, key, pre, "update", func(kv *mvccpb.KeyValue, cur O) (*clientv3.Op, O, error) {
+	return s.readModifyWrite(ctx, key, pre, "update", func(kv *mvccpb.KeyValue, cur O, plain []byte, stale bool) (*clientv3.Op, O, error) {
 		var zero O
 		updated, err := tryUpdate(copyOf(cur))
 		if err != nil {
@@ -42,12 +43,19 @@ func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Precon
 			asked, _ := ParseResourceVersion(rv)
 			return nil, zero, &Error{Err: ErrConflict, Key: key, ResourceVersion: asked, CurrentRevision: kv.ModRevision, Detail: conflictDetail}
 		}
-		data, err := s.codec.encode(updated)
+		encoded, err := s.codec.encode(updated)
 		if err != nil {
 			return nil, zero, err
 		}
-		if bytes.Equal(data, kv.Value) {
+		// A stale value (an old encryption key) is written even when
+		// unchanged, as kube-apiserver does: rewriting objects is how
+		// they move to the current key.
+		if !stale && bytes.Equal(encoded, plain) {
 			return nil, cur, nil
+		}
+		data, err := s.toStorage(ctx, key, encoded)
+		if err != nil {
+			return nil, zero, err
 		}
 		if err := s.checkSize(key, full, data); err != nil {
 			return nil, zero, err
@@ -66,10 +74,11 @@ func (s *Store[O]) GuaranteedUpdate(ctx context.Context, key string, pre *Precon
 // key, checks pre, and asks change for the write to make; the write commits
 // only if the key's mod revision is still the one read, and otherwise the
 // loop starts again from the state the failed transaction returned. change
-// returns a nil op when nothing needs writing. On commit the result gets
+// returns a nil op when nothing needs writing; it gets the value's
+// plaintext and whether it is stale (transform.go). On commit the result gets
 // the transaction's revision as its resourceVersion.
 func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Preconditions, verb string,
-	change func(kv *mvccpb.KeyValue, cur O) (op *clientv3.Op, result O, err error)) (O, error) {
+	change func(kv *mvccpb.KeyValue, cur O, plain []byte, stale bool) (op *clientv3.Op, result O, err error)) (O, error) {
 	var zero O
 	if !validKey(key, s.namespaced) {
 		return zero, invalidKey(key)
@@ -88,14 +97,14 @@ func (s *Store[O]) readModifyWrite(ctx context.Context, key string, pre *Precond
 			return zero, &Error{Err: ErrNotFound, Key: key}
 		}
 		kv := kvs[0]
-		cur, err := s.decode(kv.Value, kv.ModRevision, key)
+		cur, plain, stale, err := s.read(ctx, kv.Value, kv.ModRevision, key)
 		if err != nil {
 			return zero, err
 		}
 		if err := CheckPreconditions(key, pre, cur); err != nil {
 			return zero, err
 		}
-		op, result, err := change(kv, cur)
+		op, result, err := change(kv, cur, plain, stale)
 		if err != nil || op == nil {
 			return result, err
 		}

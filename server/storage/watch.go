@@ -191,7 +191,7 @@ func (w *watcher[O]) produce(ctx context.Context) error {
 			continue
 		}
 		for _, ev := range resp.Events {
-			e, ok := w.convert(ev)
+			e, ok := w.convert(ctx, ev)
 			lastRev = ev.Kv.ModRevision
 			if ok && !w.queue.tryPush(e) {
 				return w.fellBehind(lastRev)
@@ -222,7 +222,7 @@ func (w *watcher[O]) sync(ctx context.Context) error {
 		}
 		for _, kv := range resp.Kvs {
 			key := w.s.relKey(kv.Key)
-			obj, err := w.s.decode(kv.Value, kv.ModRevision, key)
+			obj, err := w.s.decode(ctx, kv.Value, kv.ModRevision, key)
 			if err != nil {
 				w.unreadable[key] = struct{}{} // skipped, as GetList skips it
 				continue
@@ -245,14 +245,14 @@ func (w *watcher[O]) sync(ctx context.Context) error {
 // for, if any. Objects carry the event's revision: for DELETED, the state
 // before the change with the deletion (or modification) revision. Values
 // that do not decode are handled as Interface documents (Corrupt values).
-func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool) {
+func (w *watcher[O]) convert(ctx context.Context, ev *clientv3.Event) (Event[O], bool) {
 	key := w.s.relKey(ev.Kv.Key)
 	rev := ev.Kv.ModRevision
 	none := Event[O]{}
 
 	if ev.Type == clientv3.EventTypeDelete {
 		delete(w.unreadable, key)
-		prev, ok := w.previous(ev, key, rev)
+		prev, ok := w.previous(ctx, ev, key, rev)
 		if !ok {
 			return w.deletedKey(key, rev, nil)
 		}
@@ -262,9 +262,9 @@ func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool) {
 		return Event[O]{Type: watch.Deleted, Object: prev}, true
 	}
 
-	cur, err := w.s.decode(ev.Kv.Value, rev, key)
+	cur, err := w.s.decode(ctx, ev.Kv.Value, rev, key)
 	if err != nil {
-		return w.becameUnreadable(ev, key, rev, err)
+		return w.becameUnreadable(ctx, ev, key, rev, err)
 	}
 	curOK := w.s.matches(w.pred, cur)
 	_, wasUnreadable := w.unreadable[key]
@@ -287,7 +287,7 @@ func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool) {
 		return Event[O]{Type: watch.Deleted, Object: cur}, true
 	}
 	// An unreadable previous value is a state the client does not hold.
-	prev, prevRead := w.previous(ev, key, rev)
+	prev, prevRead := w.previous(ctx, ev, key, rev)
 	switch prevOK := prevRead && w.s.matches(w.pred, prev); {
 	case curOK && prevOK:
 		return Event[O]{Type: watch.Modified, Object: cur}, true
@@ -304,10 +304,10 @@ func (w *watcher[O]) convert(ev *clientv3.Event) (Event[O], bool) {
 // (decodeErr): the object's last readable state leaves the watch, as a
 // DELETED of that state if it decodes and matched, or built from the key
 // if the previous value is unreadable, unknown or absent.
-func (w *watcher[O]) becameUnreadable(ev *clientv3.Event, key string, rev int64, decodeErr error) (Event[O], bool) {
+func (w *watcher[O]) becameUnreadable(ctx context.Context, ev *clientv3.Event, key string, rev int64, decodeErr error) (Event[O], bool) {
 	w.unreadable[key] = struct{}{}
 	corrupt, _ := corruptError(decodeErr)
-	prev, ok := w.previous(ev, key, rev)
+	prev, ok := w.previous(ctx, ev, key, rev)
 	if !ok {
 		return w.deletedKey(key, rev, corrupt)
 	}
@@ -330,13 +330,13 @@ func (w *watcher[O]) deletedKey(key string, rev int64, corrupt *Error) (Event[O]
 // previous decodes the state before ev, stamped with ev's revision. It
 // reports false when there is none to read: etcd sent no previous value
 // (a create, or compacted history) or the value does not decode.
-func (w *watcher[O]) previous(ev *clientv3.Event, key string, rev int64) (O, bool) {
+func (w *watcher[O]) previous(ctx context.Context, ev *clientv3.Event, key string, rev int64) (O, bool) {
 	var zero O
 	if ev.PrevKv == nil {
 		return zero, false
 	}
 	// Decoded at its own revision, which a decode error names.
-	obj, err := w.s.decode(ev.PrevKv.Value, ev.PrevKv.ModRevision, key)
+	obj, err := w.s.decode(ctx, ev.PrevKv.Value, ev.PrevKv.ModRevision, key)
 	if err != nil {
 		return zero, false
 	}

@@ -54,13 +54,18 @@ func AuthorizeUnsafe(ctx context.Context, authz authorizer.Authorizer, gv schema
 }
 
 // CorruptStatus is the API error for an object whose stored value does not
-// decode (storage.ErrCorrupt), worded as kube-apiserver words it for a
+// decrypt or decode (storage.ErrCorrupt), worded as kube-apiserver words it for a
 // custom resource. A read or a delete is a 500 InternalError quoting its
 // storage error, which names the key and the decode error; an update
 // (update is true), whose storage layer returns the decode error
 // unwrapped, is a 500 with only that message and no reason.
 func CorruptStatus(se *storage.Error, gr schema.GroupResource, update bool) error {
 	cause := fmt.Sprintf("object not decodable revision=%d: %s", se.ResourceVersion, se.Detail)
+	if se.Untransformable {
+		// A value that does not decrypt; kube-apiserver's transformer
+		// wrapper knows no revision and names 0.
+		cause = "data from the storage is not transformable revision=0: " + se.Detail
+	}
 	if update {
 		return &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: cause,
