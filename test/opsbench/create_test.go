@@ -41,7 +41,11 @@ func BenchmarkCreate(b *testing.B) {
 	var off, offCPU float64
 	for _, c := range configurations {
 		b.Run(c.name, func(b *testing.B) {
-			ts := testserver.Start(b, apiserver.Install, c.options(b)...)
+			// Secrets in plaintext unless the configuration says otherwise
+			// (its options come after): "off" is encryption off, not the
+			// embedded etcd's default secretbox.
+			opts := append([]testserver.Option{plaintextSecrets(b)}, c.options(b)...)
+			ts := testserver.Start(b, apiserver.Install, opts...)
 			ts.CreateNamespaces(b, namespace)
 			secrets := kubernetes.NewForConfigOrDie(ts.Config).CoreV1().Secrets(namespace)
 			ctx := b.Context()
