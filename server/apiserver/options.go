@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/controllers"
@@ -196,6 +197,9 @@ type Options struct {
 	// Delegation turns on aggregated mode and configures it
 	// (aggregated.go): users and permissions are the host cluster's.
 	Delegation DelegationOptions
+
+	// Audit is kube-apiserver's audit configuration (options_audit.go).
+	Audit genericoptions.AuditOptions
 }
 
 // DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
@@ -242,6 +246,7 @@ func DefaultOptions() Options {
 		APIResponseCompression:   true,
 		CBORServingAndStorage:    true,
 		Delegation:               defaultDelegationOptions(),
+		Audit:                    defaultAuditOptions(),
 	}
 }
 
@@ -302,6 +307,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go pprof profiles under /debug/pprof/")
 	o.addAuthorizationFlags(fs)
 	o.addDelegationFlags(fs)
+	o.addAuditFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -363,6 +369,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.validateAuthorization()...)
 	errs = append(errs, o.validateDelegation()...)
+	errs = append(errs, o.validateAudit()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

@@ -10,12 +10,14 @@ import (
 
 // upstreamPrefixes are the metric families that k8s.io/apiserver's own
 // admission plugins and chain record in its global registry (the
-// webhooks', the policies', each plugin's and each phase's durations):
+// webhooks', the policies', each plugin's and each phase's durations)
+// and its audit package and backends (events, errors, levels, drops):
 // /metrics serves them as kube-apiserver does.
 var upstreamPrefixes = []string{
 	"apiserver_admission_",
 	"apiserver_validating_admission_policy_",
 	"apiserver_mutating_admission_policy_",
+	"apiserver_audit_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds
