@@ -3,6 +3,7 @@ package apiserver
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -52,14 +53,24 @@ func (a *auditing) start() error {
 }
 
 // shutdown stops the backends once the requests have drained, flushing
-// what the batching ones still buffer (a webhook that does not answer is
-// given its client's timeout, then its events are dropped and counted).
-func (a *auditing) shutdown() {
+// what the batching ones still buffer. A webhook that does not answer
+// could hold that for minutes (30 s a try, retried): after timeout (the
+// server's --shutdown-timeout) the server ends without waiting further,
+// and the events still unsent are lost with the process.
+func (a *auditing) shutdown(timeout time.Duration, log *slog.Logger) {
 	if a == nil {
 		return
 	}
 	close(a.stop)
-	a.backend.Shutdown()
+	done := make(chan struct{})
+	go func() { defer close(done); a.backend.Shutdown() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		log.Warn("audit: backends still sending events after the shutdown timeout; ending without them", "backend", a.backend.String())
+	}
 }
 
 // withAuditInit is the outermost filter: with audit on, every request gets

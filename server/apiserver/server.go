@@ -319,7 +319,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := aud.start(); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	defer aud.shutdown()
+	defer aud.shutdown(s.opts.ShutdownTimeout, s.log)
 	serving = true
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
