@@ -224,6 +224,11 @@ func TestAuditVerbs(t *testing.T) {
 	if started.ResponseStatus == nil || started.ResponseStatus.Code != 200 || done.ResponseObject != nil {
 		t.Errorf("watch: started %v, complete %+v", started.ResponseStatus, done)
 	}
+	// Complete when the watch ended, after the requests it saw, not when
+	// its handler returned (--http2-server=apiloom carries its body after).
+	if !dc.StageTimestamp.After(started.StageTimestamp.Time) || done.StageTimestamp.Before(&dc.StageTimestamp) {
+		t.Errorf("watch started %v, completed %v; the deletecollection before its end completed %v", started.StageTimestamp, done.StageTimestamp, dc.StageTimestamp)
+	}
 	log.wait("watch received", auditv1.StageRequestReceived, func(ev auditv1.Event) bool { return ev.AuditID == started.AuditID })
 
 	// Request level: the request object only.
