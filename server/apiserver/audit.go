@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,29 @@ type auditing struct {
 	policy  audit.PolicyRuleEvaluator
 	backend audit.Backend
 	stop    chan struct{}
+	// completing are the ResponseComplete events of watches whose body
+	// the connection carried, sent off the connection's goroutine; once
+	// closing, they are sent on it.
+	mu         sync.Mutex
+	closing    bool
+	completing sync.WaitGroup
+}
+
+// goComplete runs send, a watch's ResponseComplete, on a goroutine that
+// shutdown waits for.
+func (a *auditing) goComplete(send func()) {
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		send()
+		return
+	}
+	a.completing.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.completing.Done()
+		send()
+	}()
 }
 
 // newAuditing builds o's policy and backends with upstream's ApplyTo (on a
@@ -61,9 +85,16 @@ func (a *auditing) shutdown(timeout time.Duration, log *slog.Logger) {
 	if a == nil {
 		return
 	}
-	close(a.stop)
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
 	done := make(chan struct{})
-	go func() { defer close(done); a.backend.Shutdown() }()
+	go func() {
+		defer close(done)
+		a.completing.Wait()
+		close(a.stop)
+		a.backend.Shutdown()
+	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
@@ -124,7 +155,7 @@ func (a *auditing) withAudit(next http.Handler) http.Handler {
 			responsewriters.WriteError(w, r, apierrors.NewInternalError(errors.New("failed to store audit event")))
 			return
 		}
-		aw := &auditWriter{ResponseWriter: w, r: r, ac: ac, started: longRunning(r)}
+		aw := &auditWriter{ResponseWriter: w, r: r, ac: ac, started: longRunning(r), auditing: a}
 		var inner http.ResponseWriter = aw
 		if d, ok := detach.Find(w); ok {
 			inner = &detachingAuditWriter{auditWriter: aw, inner: d}
@@ -163,6 +194,10 @@ type auditWriter struct {
 	ac      *audit.AuditContext
 	started bool // send ResponseStarted
 	coded   bool // set on the handler's goroutine
+	// detached is set when the connection carries the body: its
+	// ResponseComplete is then sent by auditing.goComplete.
+	detached bool
+	auditing *auditing
 }
 
 func (aw *auditWriter) code(code int) {
@@ -196,10 +231,22 @@ func (aw *auditWriter) Flush() {
 // below.
 func (aw *auditWriter) Unwrap() http.ResponseWriter { return aw.ResponseWriter }
 
-// complete sends ResponseComplete once the response has ended; a response
-// that set no status (a client gone before it) is a success, as
-// upstream's.
+// complete sends ResponseComplete once the response has ended. For a body
+// the connection carried, it is called on the connection's goroutine,
+// which a blocking backend (a webhook in blocking mode: up to 30 s) must
+// not hold, so the event is sent from a goroutine of its own, which
+// shutdown waits for.
 func (aw *auditWriter) complete() {
+	if aw.detached {
+		aw.auditing.goComplete(aw.completed)
+		return
+	}
+	aw.completed()
+}
+
+// completed sends ResponseComplete; a response that set no status (a
+// client gone before it) is a success, as upstream's.
+func (aw *auditWriter) completed() {
 	ctx := aw.r.Context()
 	if aw.ac.GetEventResponseStatus() == nil {
 		aw.ac.SetEventResponseStatus(&metav1.Status{Code: http.StatusOK, Status: metav1.StatusSuccess, Message: "Connection closed early"})
@@ -219,5 +266,6 @@ type detachingAuditWriter struct {
 
 func (d *detachingAuditWriter) DetachBody(src detach.Source) {
 	d.code(http.StatusOK)
+	d.detached = true
 	d.inner.DetachBody(src)
 }
