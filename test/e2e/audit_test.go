@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/pflag"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,13 +33,14 @@ import (
 	"github.com/apiloom/apiloom/server/testserver"
 )
 
-// auditPolicy audits ConfigMaps at RequestResponse, Secrets at Request,
+// auditPolicy audits ConfigMaps and SelfSubjectAccessReviews at
+// RequestResponse, Secrets at Request,
 // Leases at Metadata, Events not at all, and everything else at Metadata.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 rules:
 - level: RequestResponse
-  resources: [{group: "", resources: ["configmaps"]}]
+  resources: [{group: "", resources: ["configmaps"]}, {group: "authorization.k8s.io", resources: ["selfsubjectaccessreviews"]}]
 - level: Request
   resources: [{group: "", resources: ["secrets"]}]
 - level: None
@@ -230,6 +232,18 @@ func TestAuditVerbs(t *testing.T) {
 		t.Errorf("watch started %v, completed %v; the deletecollection before its end completed %v", started.StageTimestamp, done.StageTimestamp, dc.StageTimestamp)
 	}
 	log.wait("watch received", auditv1.StageRequestReceived, func(ev auditv1.Event) bool { return ev.AuditID == started.AuditID })
+
+	// A review, served by server/reviews, has both objects too.
+	if _, err := kc.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	review := log.wait("review", auditv1.StageResponseComplete, verbOn("create", "selfsubjectaccessreviews", "", ""))
+	checkLevel(t, review, auditv1.LevelRequestResponse, true, true)
+	if !strings.Contains(string(review.ResponseObject.Raw), `"allowed":true`) {
+		t.Errorf("review response %s", review.ResponseObject.Raw)
+	}
 
 	// Request level: the request object only.
 	if _, err := kc.CoreV1().Secrets("audit").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
