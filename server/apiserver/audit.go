@@ -18,6 +18,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/apiloom/apiloom/server/detach"
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 )
 
@@ -65,6 +66,7 @@ func newAuditing(o *genericoptions.AuditOptions) (*auditing, error) {
 	if c.AuditBackend == nil || c.AuditPolicyRuleEvaluator == nil {
 		return nil, nil
 	}
+	auditlog.SetInUse()
 	return &auditing{policy: c.AuditPolicyRuleEvaluator, backend: c.AuditBackend, stop: make(chan struct{})}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -58,11 +59,13 @@ func (h *handler[O]) admit(ctx context.Context, op k8sadmission.Operation, obj, 
 // instead, with its Audit-ID, so that they are not lost; one the policy
 // gives level None has them dropped, as kube-apiserver does.
 func auditAnnotations(ctx context.Context, log *slog.Logger, a *admission.Attributes) {
-	ac := audit.AuditContextFrom(ctx)
-	if ac != nil {
-		if level := ac.GetEventLevel(); level != "" {
-			audit.AddAuditAnnotationsMap(ctx, a.GetAnnotations(level))
-			return
+	if auditlog.Audited(ctx) {
+		audit.AddAuditAnnotationsMap(ctx, a.GetAnnotations(auditlog.Level(ctx)))
+		return
+	}
+	if auditlog.InUse() {
+		if ac := audit.AuditContextFrom(ctx); ac != nil && ac.GetEventLevel() == auditinternal.LevelNone {
+			return // audited, at level None
 		}
 	}
 	logAuditAnnotations(ctx, log, a)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,9 +20,25 @@ import (
 	"k8s.io/apiserver/pkg/audit"
 )
 
+// inUse is set once a server of this process audits (SetInUse): until
+// then every function here returns at once, without the context lookup
+// (which walks the request's whole context, a dozen values, to miss).
+var inUse atomic.Bool
+
+// SetInUse is called by a server that audits, before it serves. It is
+// process-wide, as k8s.io/apiserver's audit metrics are: another server
+// of the process without audit then only looks its requests up.
+func SetInUse() { inUse.Store(true) }
+
+// InUse reports whether a server of this process audits.
+func InUse() bool { return inUse.Load() }
+
 // Level is the audit level of ctx's request: None when audit is off or
 // the policy gives the request none.
 func Level(ctx context.Context) auditinternal.Level {
+	if !inUse.Load() {
+		return auditinternal.LevelNone
+	}
 	ac := audit.AuditContextFrom(ctx)
 	if ac == nil {
 		return auditinternal.LevelNone

@@ -24,6 +24,7 @@ func (s *sink) ProcessEvents(evs ...*auditinternal.Event) bool {
 // audited is a request context audited at level, and the sink its event
 // goes to on flush.
 func audited(t *testing.T, level auditinternal.Level) (context.Context, func() *auditinternal.Event) {
+	SetInUse()
 	ctx := audit.WithAuditContext(context.Background())
 	s := &sink{}
 	if err := audit.AuditContextFrom(ctx).Init(audit.RequestAuditConfig{Level: level}, s); err != nil {
@@ -45,6 +46,7 @@ func configMap() *corev1.ConfigMap {
 }
 
 func TestLevel(t *testing.T) {
+	SetInUse()
 	if l := Level(context.Background()); l != auditinternal.LevelNone {
 		t.Errorf("no audit context: %q", l)
 	}
@@ -112,4 +114,22 @@ func TestPatchAndJSON(t *testing.T) {
 	ResponseJSON(context.Background(), []byte(`{}`))
 	RequestObject(context.Background(), configMap(), gvr, "", encode)
 	ResponseObject(context.Background(), configMap(), encode)
+}
+
+// BenchmarkOff is what a request pays per call with audit off in the
+// process (no SetInUse): nothing, not even the lookup through a context
+// as deep as a request's (a dozen values). Run alone: the other tests
+// call SetInUse.
+func BenchmarkOff(b *testing.B) {
+	type key int
+	ctx := context.Background()
+	for i := range 12 {
+		ctx = context.WithValue(ctx, key(i), i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if Audited(ctx) {
+			b.Fatal("audited")
+		}
+	}
 }
