@@ -53,14 +53,20 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 // (k8s.io/apiserver's filter, which also drops the Authorization header
 // once used) and answers a request it cannot identify as kube-apiserver
 // does: 401 with a Status that says only "Unauthorized". The health checks
-// are served to anyone, for load balancers and kubelets.
-func withAuthentication(auth authenticator.Request, next http.Handler) http.Handler {
+// are served to anyone, for load balancers and kubelets. With audit on
+// (aud), the requests it lets through are audited (withAudit) and so are
+// its 401s, as in kube-apiserver's chain.
+func withAuthentication(auth authenticator.Request, aud *auditing, next http.Handler) http.Handler {
+	next = aud.withAudit(next)
+	unauthorized := aud.withFailedAuthentication(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+	}))
 	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isOpenPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+		unauthorized.ServeHTTP(w, r)
 	})
 	return filters.WithAuthentication(next, auth, failed, nil, nil)
 }

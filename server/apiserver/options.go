@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/apiloom/apiloom/server/admission/dynamic"
 	"github.com/apiloom/apiloom/server/controllers"
@@ -203,6 +204,9 @@ type Options struct {
 	Delegation DelegationOptions
 	// Encryption configures encryption at rest (options_encryption.go).
 	Encryption EncryptionOptions
+
+	// Audit is kube-apiserver's audit configuration (options_audit.go).
+	Audit genericoptions.AuditOptions
 }
 
 // DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
@@ -250,6 +254,7 @@ func DefaultOptions() Options {
 		CBORServingAndStorage:    true,
 		Delegation:               defaultDelegationOptions(),
 		DeleteCollectionOptions:  defaultDeleteCollectionOptions(),
+		Audit:                    defaultAuditOptions(),
 	}
 }
 
@@ -312,6 +317,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addDelegationFlags(fs)
 	o.addTracingFlags(fs)
 	o.addEncryptionFlags(fs)
+	o.addAuditFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -376,6 +382,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateDelegation()...)
 	errs = append(errs, o.validateTracing()...)
 	errs = append(errs, o.validateEncryption()...)
+	errs = append(errs, o.validateAudit()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

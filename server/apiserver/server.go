@@ -280,16 +280,20 @@ func (s *Server) Run(ctx context.Context) error {
 	// whom (impersonation), the in-flight limit, and whether they may.
 	cbor := s.opts.CBORServingAndStorage
 	limited := withImpersonation(authz, cbor, withMaxInFlight(limits, metrics, withAuthorization(authz, cbor, mux)))
-	// The request's span starts once its user is known, as in
-	// kube-apiserver's chain.
-	handler := withRequestInfo(withAuthentication(authSetup.auth, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
+	aud, err := newAuditing(&s.opts.Audit)
+	if err != nil {
+		return err
+	}
+	// Audit, then the request's span, start once its user is known, as in
+	// kube-apiserver's chain (where the span encloses the audit filter).
+	handler := withRequestInfo(withAuthentication(authSetup.auth, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = responsewriters.WithCBOR(handler, cbor)
 	// Outermost, as kube-apiserver's WithAuditInit: the Audit-ID a request
 	// comes with (the aggregator's) is in its context for the logs and
-	// echoed in the response.
-	handler = withAuditID(handler)
+	// echoed in the response; with audit on, every request has one.
+	handler = aud.withAuditInit(handler)
 
 	srv := &http.Server{
 		Handler:           handler,
@@ -329,6 +333,12 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("admission: %w", err)
 	}
 
+	// The audit backends stop after the requests have drained (this
+	// defer runs after srv.Shutdown), flushing their buffers.
+	if err := aud.start(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer aud.shutdown(s.opts.ShutdownTimeout, s.log)
 	serving = true
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()

@@ -9,9 +9,10 @@ import (
 )
 
 // upstreamPrefixes are the metric families that k8s.io/apiserver's own
-// admission plugins and chain, and its encryption at rest, record in its
-// global registry (the webhooks', the policies', each plugin's and each
-// phase's durations, values transformed):
+// admission plugins and chain record in its global registry (the
+// webhooks', the policies', each plugin's and each phase's durations),
+// its encryption at rest (values transformed, KMS v2) and its audit
+// package and backends (events, errors, levels, drops):
 // /metrics serves them as kube-apiserver does.
 var upstreamPrefixes = []string{
 	"apiserver_admission_",
@@ -24,6 +25,7 @@ var upstreamPrefixes = []string{
 	"apiserver_storage_data_key_generation_",
 	"apiserver_envelope_encryption_",
 	"apiserver_encryption_config_controller_",
+	"apiserver_audit_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/audit"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/admission"
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -42,18 +44,34 @@ func WithAdmission(c *admission.Chain) Option {
 // write of obj over old (nil for a create) with stages, the kind's.
 func (h *handler[O]) admit(ctx context.Context, op k8sadmission.Operation, obj, old runtime.Object, stages admission.KindStages) error {
 	a := h.attributes(ctx, op, obj, old, stages)
-	defer logAuditAnnotations(ctx, slog.Default(), a)
+	defer auditAnnotations(ctx, slog.Default(), a)
 	if err := h.admission.Admit(ctx, a, nil); err != nil {
 		return err
 	}
 	return h.admission.Validate(ctx, a, nil)
 }
 
-// logAuditAnnotations logs the audit annotations admission added to a
-// (a policy's auditAnnotations and Audit action, a webhook's): what
-// kube-apiserver writes into the request's audit event. apiloom has no
-// audit log yet, so they go to the server's log, with the request's
-// Audit-ID.
+// auditAnnotations puts the audit annotations admission added to a (a
+// policy's auditAnnotations and Audit action, a webhook's, under the keys
+// upstream's plugins give them) into the request's audit event, as
+// kube-apiserver's admission chain does, those its level allows. A
+// request the server does not audit at all (audit off) has them logged
+// instead, with its Audit-ID, so that they are not lost; one the policy
+// gives level None has them dropped, as kube-apiserver does.
+func auditAnnotations(ctx context.Context, log *slog.Logger, a *admission.Attributes) {
+	if auditlog.Audited(ctx) {
+		audit.AddAuditAnnotationsMap(ctx, a.GetAnnotations(auditlog.Level(ctx)))
+		return
+	}
+	if auditlog.InUse() {
+		if ac := audit.AuditContextFrom(ctx); ac != nil && ac.GetEventLevel() == auditinternal.LevelNone {
+			return // audited, at level None
+		}
+	}
+	logAuditAnnotations(ctx, log, a)
+}
+
+// logAuditAnnotations logs the audit annotations admission added to a.
 func logAuditAnnotations(ctx context.Context, log *slog.Logger, a *admission.Attributes) {
 	annotations := a.GetAnnotations(auditinternal.LevelMetadata)
 	if len(annotations) == 0 {

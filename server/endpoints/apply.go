@@ -68,7 +68,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 				responsewriters.WriteWarnings(w, a.warnings)
 				return err
 			}
-			return h.writeObject(r.Context(), w, out, http.StatusOK, result, a.warnings)
+			return h.writeObject(w, r, out, http.StatusOK, result, a.warnings)
 		}
 		created, err := h.applyCreate(ctx, rt, a)
 		if errors.Is(err, storage.ErrExists) {
@@ -78,7 +78,7 @@ func (h *handler[O]) apply(w http.ResponseWriter, r *http.Request, rt route, out
 			responsewriters.WriteWarnings(w, a.warnings)
 			return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 		}
-		return h.writeObject(r.Context(), w, out, http.StatusCreated, created, a.warnings)
+		return h.writeObject(w, r, out, http.StatusCreated, created, a.warnings)
 	}
 }
 

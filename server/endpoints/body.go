@@ -38,7 +38,9 @@ func (h *handler[O]) readWrite(w http.ResponseWriter, r *http.Request, parse fun
 	if err != nil {
 		return out, opts, in, err
 	}
-	in, err = h.decodeObject(r, body, opts)
+	if in, err = h.decodeObject(r, body, opts); err == nil {
+		h.auditRequest(r.Context(), in.obj)
+	}
 	return out, opts, in, err
 }
 

@@ -54,5 +54,5 @@ func (h *handler[O]) create(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return storageerr.Status(err, h.gr, obj.GetName(), storageerr.Other)
 	}
-	return h.writeObject(r.Context(), w, out, http.StatusCreated, created, in.warnings)
+	return h.writeObject(w, r, out, http.StatusCreated, created, in.warnings)
 }

@@ -56,11 +56,15 @@ func (h *handler[O]) delete(w http.ResponseWriter, r *http.Request, rt route) er
 		// As kube-apiserver's store without ReturnDeletedObject: the
 		// details name the resource in their kind.
 		// Its Status has no code of its own.
-		return responsewriters.WriteEncoded(w, out, http.StatusOK, responsewriters.EncodeStatusAs(metav1.Status{Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
+		st := metav1.Status{Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
 			Name: obj.GetName(), Group: h.gr.Group, Kind: h.gr.Resource, UID: obj.GetUID(),
-		}}, out), nil)
+		}}
+		data := responsewriters.EncodeStatusAs(st, out)
+		st.Kind, st.APIVersion = "Status", "v1"
+		h.auditResponse(r.Context(), &st, true)
+		return responsewriters.WriteEncoded(w, out, http.StatusOK, data, nil)
 	}
-	return h.writeObject(r.Context(), w, out, http.StatusOK, obj, nil)
+	return h.writeObject(w, r, out, http.StatusOK, obj, nil)
 }
 
 // deleteObject deletes the object at key, or marks it deleted when it has
@@ -148,5 +152,6 @@ func (h *handler[O]) deleteOptions(w http.ResponseWriter, r *http.Request) (meta
 	} else if opts, err = request.DeleteQueryOptions(r.URL.Query()); err != nil {
 		return opts, err
 	}
+	h.auditDeleteOptions(r.Context(), opts)
 	return opts, request.ValidateDeleteOptions(&opts)
 }

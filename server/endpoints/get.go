@@ -32,10 +32,11 @@ func (h *handler[O]) get(w http.ResponseWriter, r *http.Request, rt route) error
 	if raw != nil && out.Target == negotiation.AsObject && (out.Encoding == negotiation.JSON || out.Encoding == negotiation.YAML) &&
 		obj.GetObjectKind().GroupVersionKind() == h.gvk {
 		// The store's JSON is what encodeObject would write.
+		h.auditResponse(r.Context(), obj, false)
 		span := startSerialize(r.Context(), out, http.StatusOK)
 		err := responsewriters.WriteEncoded(w, out, http.StatusOK, raw, nil)
 		tracing.End(span, err)
 		return err
 	}
-	return h.writeObject(r.Context(), w, out, http.StatusOK, obj, nil)
+	return h.writeObject(w, r, out, http.StatusOK, obj, nil)
 }

@@ -60,6 +60,7 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.Lis
 // writeList answers with items as one list in the negotiated form
 // (listwriter.Write).
 func (h *handler[O]) writeList(w http.ResponseWriter, r *http.Request, out negotiation.Output, items []O, raw [][]byte, enc storage.ListEncodings, lm metav1.ListMeta) error {
+	h.auditList(r.Context(), items, raw, lm, out)
 	span := startSerialize(r.Context(), out, http.StatusOK)
 	err := listwriter.Write(w, r, h.lists(), out, items, raw, enc, lm)
 	tracing.End(span, err)

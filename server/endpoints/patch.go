@@ -12,6 +12,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
@@ -61,9 +62,13 @@ func (h *handler[O]) readPatch(w http.ResponseWriter, r *http.Request, accepted 
 	if mt == negotiation.MediaApplyPatch {
 		// kube-apiserver converts the body to JSON (for its audit log)
 		// first; a body that is neither YAML nor JSON fails there.
-		if _, err := utilyaml.ToJSON(body); err != nil {
+		js, err := utilyaml.ToJSON(body)
+		if err != nil {
 			return "", negotiation.Output{}, request.WriteOptions{}, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 		}
+		auditlog.RequestPatch(r.Context(), js)
+	} else {
+		auditlog.RequestPatch(r.Context(), body)
 	}
 	return mt, out, opts, body, nil
 }
@@ -105,7 +110,7 @@ func (h *handler[O]) patch(w http.ResponseWriter, r *http.Request, rt route) err
 	if err != nil {
 		return err
 	}
-	return h.writeObject(r.Context(), w, out, http.StatusOK, result, warnings)
+	return h.writeObject(w, r, out, http.StatusOK, result, warnings)
 }
 
 // applyPatch applies p to current and decodes the result, returning it

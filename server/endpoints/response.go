@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"context"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,28 +16,32 @@ import (
 // itself, a one-row Table or its PartialObjectMetadata. Errors it returns
 // were found before anything was written; as negotiate validated the form,
 // they can only be encoding failures.
-func (h *handler[O]) writeObject(ctx context.Context, w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
-	span := startSerialize(ctx, out, code)
-	err := h.encodeAndWrite(w, out, code, obj, warnings)
+func (h *handler[O]) writeObject(w http.ResponseWriter, r *http.Request, out negotiation.Output, code int, obj O, warnings []string) error {
+	span := startSerialize(r.Context(), out, code)
+	err := h.encodeAndWrite(w, r, out, code, obj, warnings)
 	tracing.End(span, err)
 	return err
 }
 
 // encodeAndWrite is writeObject, untraced.
-func (h *handler[O]) encodeAndWrite(w http.ResponseWriter, out negotiation.Output, code int, obj O, warnings []string) error {
+func (h *handler[O]) encodeAndWrite(w http.ResponseWriter, r *http.Request, out negotiation.Output, code int, obj O, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {
 	case negotiation.AsObject:
 		data, err = h.encodeObject(obj, out)
+		h.auditResponse(r.Context(), obj, false)
 	case negotiation.AsTable:
 		var t *metav1.Table
 		if t, err = h.table([]O{obj}, nil, out, true); err == nil {
 			t.ResourceVersion = obj.GetResourceVersion()
 			data, err = responsewriters.EncodeView(t, out)
+			h.auditResponse(r.Context(), t, true)
 		}
 	default: // negotiation.AsPartial; negotiate refused the list view
-		data, err = responsewriters.EncodeView(out.PartialObject(obj), out)
+		p := out.PartialObject(obj)
+		data, err = responsewriters.EncodeView(p, out)
+		h.auditResponse(r.Context(), p, true)
 	}
 	if err != nil {
 		return err

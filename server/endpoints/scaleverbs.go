@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/patch"
@@ -64,7 +65,7 @@ func (h *handler[O]) getScale(w http.ResponseWriter, r *http.Request, rt route) 
 	if !found {
 		return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", h.scale.SpecReplicasPath()))
 	}
-	return h.writeScale(w, out, sc, nil)
+	return h.writeScale(w, r, out, sc, nil)
 }
 
 // updateScale serves PUT of .../{name}/scale: the body, a Scale, sets the
@@ -88,6 +89,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
+	auditlog.RequestObject(r.Context(), in, h.gr.WithVersion(h.gvk.Version), "", encodeView)
 	if err := h.checkName(in, rt); err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ func (h *handler[O]) updateScale(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return err
 	}
-	return h.writeStoredScale(w, out, result, warnings)
+	return h.writeStoredScale(w, r, out, result, warnings)
 }
 
 // decodeScale decodes a PUT body into a Scale, with fieldValidation's
@@ -162,7 +164,7 @@ func (h *handler[O]) patchScale(w http.ResponseWriter, r *http.Request, rt route
 		responsewriters.WriteWarnings(w, warnings)
 		return err
 	}
-	return h.writeStoredScale(w, out, result, warnings)
+	return h.writeStoredScale(w, r, out, result, warnings)
 }
 
 // patchScaleObject applies a JSON or merge patch to old and decodes the
@@ -225,30 +227,34 @@ func (h *handler[O]) applyScale(old *autoscalingv1.Scale, body []byte, opts requ
 }
 
 // writeStoredScale answers a write with the Scale of the object it stored.
-func (h *handler[O]) writeStoredScale(w http.ResponseWriter, out negotiation.Output, obj O, warnings []string) error {
+func (h *handler[O]) writeStoredScale(w http.ResponseWriter, r *http.Request, out negotiation.Output, obj O, warnings []string) error {
 	sc, _, err := h.scale.Stored(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	return h.writeScale(w, out, sc, warnings)
+	return h.writeScale(w, r, out, sc, warnings)
 }
 
 // writeScale answers with sc in the negotiated form: the Scale, a
 // one-row Table of its replicas, as kube-apiserver's scale Table has
 // them, or its PartialObjectMetadata.
-func (h *handler[O]) writeScale(w http.ResponseWriter, out negotiation.Output, sc *autoscalingv1.Scale, warnings []string) error {
+func (h *handler[O]) writeScale(w http.ResponseWriter, r *http.Request, out negotiation.Output, sc *autoscalingv1.Scale, warnings []string) error {
 	var data []byte
 	var err error
 	switch out.Target {
 	case negotiation.AsObject:
 		data, err = responsewriters.EncodeView(sc, out)
+		h.auditResponse(r.Context(), sc, true)
 	case negotiation.AsTable:
 		var t *metav1.Table
 		if t, err = scale.Table(sc, out, h.now()); err == nil {
 			data, err = responsewriters.EncodeView(t, out)
+			h.auditResponse(r.Context(), t, true)
 		}
 	default:
-		data, err = responsewriters.EncodeView(out.PartialObject(sc), out)
+		p := out.PartialObject(sc)
+		data, err = responsewriters.EncodeView(p, out)
+		h.auditResponse(r.Context(), p, true)
 	}
 	if err != nil {
 		return err

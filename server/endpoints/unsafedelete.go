@@ -33,11 +33,14 @@ func (h *handler[O]) deleteCorrupt(w http.ResponseWriter, r *http.Request, rt ro
 	if err := h.storage(dryRun).DeleteCorrupt(r.Context(), h.key(rt), dryRun); err != nil {
 		return storageerr.Status(err, h.gr, rt.name, storageerr.Other)
 	}
-	return writeStatus(w, out, metav1.Status{
-		Status:  metav1.StatusSuccess,
-		Code:    http.StatusOK,
-		Details: &metav1.StatusDetails{Name: rt.name, Kind: h.gvk.Kind},
-	})
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Code:     http.StatusOK,
+		Details:  &metav1.StatusDetails{Name: rt.name, Kind: h.gvk.Kind},
+	}
+	h.auditResponse(r.Context(), &st, true)
+	return writeStatus(w, out, st)
 }
 
 // writeStatus answers with a Status that is the result of a request, not

@@ -43,7 +43,7 @@ func (h *handler[O]) update(w http.ResponseWriter, r *http.Request, rt route) er
 	if err != nil {
 		return err
 	}
-	return h.writeObject(r.Context(), w, out, http.StatusOK, result, in.warnings)
+	return h.writeObject(w, r, out, http.StatusOK, result, in.warnings)
 }
 
 // prepareWrite is the object to store when obj, sent or patched by the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
@@ -36,6 +38,11 @@ func (kh *kindHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	obj, warnings, err := kh.decode(r)
 	if err == nil {
+		if auditlog.Audited(r.Context()) {
+			// As kube-apiserver's create handler: the review as decoded.
+			want := kh.k.info.GroupVersionKind()
+			audit.LogRequestObject(r.Context(), obj, want.GroupVersion(), schema.GroupVersionResource{}, "", kh.h.codecs)
+		}
 		obj, err = kh.k.create(kh.h, r, obj)
 	}
 	if err != nil {
@@ -163,6 +170,9 @@ func (h *Handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 	if err != nil {
 		h.writeError(w, r, apierrors.NewInternalError(err))
 		return
+	}
+	if auditlog.Audited(r.Context()) {
+		audit.LogResponseObject(r.Context(), obj, gv, h.codecs)
 	}
 	w.Header().Set("Content-Type", mt.Accepted.MediaType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")

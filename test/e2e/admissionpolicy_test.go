@@ -214,7 +214,8 @@ func (c *logCapture) String() string {
 // TestValidatingAdmissionPolicyWarnAndAudit: a binding with Warn and Audit
 // lets the write through with the policy's message as a warning, and its
 // audit annotations (the Audit action's and the policy's own) are logged,
-// as there is no audit log yet.
+// as the server has no audit log (with one, they are its event's:
+// TestAuditAdmissionAnnotations).
 func TestValidatingAdmissionPolicyWarnAndAudit(t *testing.T) {
 	logs := captureLog(t)
 	e, _ := startPolicyServer(t)

@@ -7,8 +7,10 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 )
 
@@ -54,6 +56,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // (cbor: whether CBOR is served).
 func WriteStatusError(w http.ResponseWriter, r *http.Request, s metav1.Status, cbor bool) {
 	s.Kind, s.APIVersion = "Status", "v1"
+	auditlog.ResponseObject(r.Context(), &s, encodeStatusJSON)
 	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(s.Details.RetryAfterSeconds))
 	}
@@ -83,3 +86,6 @@ func encodeError(s metav1.Status, r *http.Request, cbor bool) ([]byte, string) {
 	}
 	return data, negotiation.MediaJSON
 }
+
+// encodeStatusJSON encodes a Status for the request's audit event.
+func encodeStatusJSON(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
