@@ -119,7 +119,7 @@ func checkEmpty(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	return fmt.Errorf("%w: %s has %s: restore into a new --data-dir (stop the server, move its data directory aside, restore, then copy back pki/, token and any key files; see docs/operations-snapshot.md)",
+	return fmt.Errorf("%w: %s has %s: restore into a new --data-dir (stop the server, move its data directory aside, restore, then copy back pki/, admin-token, kubeconfig and any key files; see docs/operations-snapshot.md)",
 		ErrNotEmpty, dir, filepath.Join(dir, names[0]))
 }
 
