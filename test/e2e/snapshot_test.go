@@ -251,8 +251,12 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 		t.Error("the informer converged without a 410: it cannot have relisted for the restore")
 	}
 
-	// A watch from before the restore is expired too.
+	// A watch from before the restore is expired too, and so is a list at
+	// exactly an old resourceVersion.
 	old := acks[len(acks)-1].rv
+	if _, err := cs.ExampleV1().Databases(ns).List(ctx, metav1.ListOptions{ResourceVersion: acks[0].rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("exact list at %s: %v; want 410 Expired", acks[0].rv, err)
+	}
 	w, err := cs.ExampleV1().Databases(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: old})
 	if err == nil {
 		defer w.Stop()
