@@ -36,10 +36,14 @@ func Main(name string, install func(*registry.Registry)) {
 // the server fails.
 //
 // `<name> kubeconfig ...` instead writes a kubeconfig for a new user
-// (kubeconfigCommand) to standard output or --out.
+// (kubeconfigCommand) to standard output or --out; `<name> snapshot ...`
+// backs etcd up or restores it (snapshotCommand).
 func Command(ctx context.Context, name string, install func(*registry.Registry), args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "kubeconfig" {
 		return kubeconfigCommand(name, args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "snapshot" {
+		return snapshotCommand(ctx, name, args[1:], os.Stdout, stderr)
 	}
 	opts := DefaultOptions()
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)

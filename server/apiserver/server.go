@@ -225,6 +225,7 @@ func (s *Server) Run(ctx context.Context) error {
 		background.Add(1)
 		go func() { defer background.Done(); c.Run(requestsCtx) }()
 	}
+	s.startSnapshots(requestsCtx, etcd, &background)
 
 	rbacAuthz, err := s.startRBAC(requestsCtx, served, &background)
 	if err != nil {

@@ -220,9 +220,13 @@ func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quot
 	// member's ID); nothing listens there, and port 0 cannot be dialled.
 	// Data directories made by earlier versions advertise this very URL,
 	// so they keep starting.
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = nil, []url.URL{peer}
-	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	peer, err := url.Parse(EmbeddedPeerURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Name, cfg.InitialClusterToken = EmbeddedMemberName, EmbeddedClusterToken
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = nil, []url.URL{*peer}
+	cfg.InitialCluster = EmbeddedInitialCluster()
 	cfg.QuotaBackendBytes = quota
 	if maxRequest > 0 {
 		cfg.MaxRequestBytes = uint(maxRequest)
