@@ -13,7 +13,7 @@ type DeleteCollectionOptions struct {
 	// kube-apiserver's --delete-collection-workers, default 1 as there.
 	// The namespace controller deletes a namespace's content one
 	// deletecollection per resource, so this is what a larger value
-	// speeds up (docs/operations-nsdelete.md has the figures); less than 1
+	// speeds up (docs/namespace-deletion.md has the figures); less than 1
 	// means 1, as upstream.
 	DeleteCollectionWorkers int
 }

@@ -11,7 +11,7 @@ func (o *Options) addTracingFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile,
 		"file with the server's OpenTelemetry tracing configuration, an apiserver.config.k8s.io TracingConfiguration "+
 			"(endpoint, default localhost:4317, and samplingRatePerMillion, default 0: only requests whose traceparent is sampled); "+
-			"empty: no tracing (docs/operations-tracing.md)")
+			"empty: no tracing (docs/tracing.md)")
 }
 
 // validateTracing reads and validates the tracing configuration, so that

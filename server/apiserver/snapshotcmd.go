@@ -21,7 +21,7 @@ const snapshotUsage = `usage:
 
 // snapshotCommand is `<server> snapshot save|restore|status ...`: backs
 // the etcd of a running server up, restores a backup into a new data
-// directory, or checks one (docs/operations-snapshot.md). Exit status as
+// directory, or checks one (docs/backup.md). Exit status as
 // Command's.
 func snapshotCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {

@@ -58,7 +58,7 @@ type Restored struct {
 //
 // It creates EtcdDir only; the server's certificates, token and kubeconfig
 // are not in a snapshot and the server makes new ones unless the operator
-// copies them in (see docs/operations-snapshot.md).
+// copies them in (see docs/backup.md).
 func Restore(o RestoreOptions, log *zap.Logger) (Restored, error) {
 	if o.RevisionBump < 1 {
 		return Restored{}, errors.New("the revision bump must be at least 1: clients must relist after a restore")
@@ -119,7 +119,7 @@ func checkEmpty(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	return fmt.Errorf("%w: %s has %s: restore into a new --data-dir (stop the server, move its data directory aside, restore, then copy back pki/, admin-token, kubeconfig and any key files; see docs/operations-snapshot.md)",
+	return fmt.Errorf("%w: %s has %s: restore into a new --data-dir (stop the server, move its data directory aside, restore, then copy back pki/, admin-token, kubeconfig and any key files; see docs/backup.md)",
 		ErrNotEmpty, dir, filepath.Join(dir, names[0]))
 }
 

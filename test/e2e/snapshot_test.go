@@ -48,14 +48,14 @@ type ack struct {
 // TestSnapshotSaveAndRestore backs a server up with `apiloom snapshot
 // save` while writers and an informer run, restores the snapshot with
 // `apiloom snapshot restore` into a new data directory (with the old one's
-// certificates and token, as docs/operations-snapshot.md says), and starts
+// certificates and token, as docs/backup.md says), and starts
 // a server on it at the same address. Every write acknowledged before the
 // save began is there with its resourceVersion, none sent after it ended
 // is, and the informer, which saw those later writes, is told 410 and
 // relists to the restored set.
 func TestSnapshotSaveAndRestore(t *testing.T) {
 	if externalEtcd() != nil {
-		t.Skip("restores the embedded etcd; an external etcd is restored with etcdutl (docs/operations-snapshot.md)")
+		t.Skip("restores the embedded etcd; an external etcd is restored with etcdutl (docs/backup.md)")
 	}
 	const ns = "backup"
 	oldDir, newDir := t.TempDir(), filepath.Join(t.TempDir(), "restored")
