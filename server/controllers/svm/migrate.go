@@ -1,0 +1,192 @@
+package svm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	svmv1 "k8s.io/api/storagemigration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/apiloom/apiloom/server/resource"
+	"github.com/apiloom/apiloom/server/storage"
+)
+
+// migrator runs migrations, one at a time.
+type migrator struct {
+	client    kubernetes.Interface
+	dynamic   dynamic.Interface
+	resources []*resource.Info
+	pageSize  int64
+}
+
+// migrate brings s to Succeeded or Failed, or returns an error for the
+// queue to retry it later from its recorded progress.
+func (m *migrator) migrate(ctx context.Context, s *svmv1.StorageVersionMigration) error {
+	if finished(s) {
+		return nil
+	}
+	info, ok := findResource(m.resources, s.Spec.Resource)
+	if !ok {
+		return m.fail(ctx, s, fmt.Sprintf("resource %q is not served", s.Spec.Resource.String()))
+	}
+	res := m.dynamic.Resource(gvr(info))
+	var err error
+	if s.Status.ResourceVersion == "" {
+		if s, err = m.start(ctx, s, res); err != nil {
+			return err
+		}
+	}
+	start, err := strconv.ParseUint(s.Status.ResourceVersion, 10, 64)
+	if err != nil {
+		return m.fail(ctx, s, fmt.Sprintf("status.resourceVersion %q is not this server's", s.Status.ResourceVersion))
+	}
+	p := progressOf(s)
+	for {
+		opts := metav1.ListOptions{Limit: m.pageSize}
+		if p.LastKey != "" {
+			// At the latest revision, from just after the last key
+			// finished: valid whatever was compacted meanwhile, and the
+			// objects created behind it since are newer than the start.
+			opts.Continue = storage.ContinueAfter(p.LastKey, -1)
+		}
+		page, err := res.List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", info.GroupResource(), err)
+		}
+		for i := range page.Items {
+			if err := m.rewrite(ctx, res, info, &page.Items[i], start, &p); err != nil {
+				if retriable(err) {
+					return err
+				}
+				return m.fail(ctx, s, fmt.Sprintf("rewrite of %s: %v", storage.Key(page.Items[i].GetNamespace(), page.Items[i].GetName()), err))
+			}
+		}
+		if n := len(page.Items); n > 0 {
+			p.LastKey = storage.Key(page.Items[n-1].GetNamespace(), page.Items[n-1].GetName())
+		}
+		if page.GetContinue() == "" {
+			return m.succeed(ctx, s, p)
+		}
+		if s, err = m.record(ctx, s, p); err != nil {
+			return err
+		}
+	}
+}
+
+// rewrite sends obj's no-op write unless obj is newer than the migration's
+// start, and counts the outcome in p.
+func (m *migrator) rewrite(ctx context.Context, res dynamic.NamespaceableResourceInterface, info *resource.Info,
+	obj *unstructured.Unstructured, start uint64, p *Progress) error {
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err == nil && rv > start {
+		p.Newer++
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{
+		"apiVersion": info.GroupVersion().String(),
+		"kind":       info.Kind,
+		"metadata":   map[string]any{"resourceVersion": obj.GetResourceVersion()},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = res.Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
+	switch {
+	case err == nil:
+		p.Rewritten++
+	case apierrors.IsConflict(err):
+		p.Newer++
+	case apierrors.IsNotFound(err):
+		p.Gone++
+	default:
+		return err
+	}
+	return nil
+}
+
+// retriable reports whether err is passing (the server busy or stopping,
+// the context ending), so the migration is tried again later rather than
+// Failed.
+func retriable(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) ||
+		!isStatus(err)
+}
+
+// isStatus reports whether err is an answer of the server (an
+// APIStatus); other errors are the connection's, and passing.
+func isStatus(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st)
+}
+
+// start records the migration's start: status.resourceVersion is the
+// resource's revision now (a list of one object), and Running. Objects
+// with a later resourceVersion were written in the current form.
+func (m *migrator) start(ctx context.Context, s *svmv1.StorageVersionMigration, res dynamic.NamespaceableResourceInterface) (*svmv1.StorageVersionMigration, error) {
+	l, err := res.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	s.Status.ResourceVersion = l.GetResourceVersion()
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
+		Status: metav1.ConditionTrue, Reason: reasonRunning, Message: progressOf(s).String()})
+	return m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{})
+}
+
+// record writes p to s: the annotation a restart resumes from, then the
+// Running condition's message people read.
+func (m *migrator) record(ctx context.Context, s *svmv1.StorageVersionMigration, p Progress) (*svmv1.StorageVersionMigration, error) {
+	value, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": s.ResourceVersion,
+		"annotations":     map[string]string{ProgressAnnotation: string(value)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	svms := m.client.StoragemigrationV1().StorageVersionMigrations()
+	s, err = svms.Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
+	if err != nil {
+		return nil, err
+	}
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
+		Status: metav1.ConditionTrue, Reason: reasonRunning, Message: p.String()})
+	return svms.UpdateStatus(ctx, s, metav1.UpdateOptions{})
+}
+
+// succeed ends s: Running False with the final counts, Succeeded True.
+func (m *migrator) succeed(ctx context.Context, s *svmv1.StorageVersionMigration, p Progress) error {
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
+		Status: metav1.ConditionFalse, Reason: "MigrationCompleted",
+		Message: fmt.Sprintf("Migration completed: %d objects rewritten, %d already newer, %d gone", p.Rewritten, p.Newer, p.Gone)})
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationSucceeded),
+		Status: metav1.ConditionTrue, Reason: reasonSucceeded, Message: "Migration completed"})
+	_, err := m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{})
+	return err
+}
+
+// fail ends s as Failed with msg; upstream's wording leads it.
+func (m *migrator) fail(ctx context.Context, s *svmv1.StorageVersionMigration, msg string) error {
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationFailed),
+		Status: metav1.ConditionTrue, Reason: reasonFailed, Message: "migration encountered unhandled error: " + msg})
+	if meta.IsStatusConditionTrue(s.Status.Conditions, string(svmv1.MigrationRunning)) {
+		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
+			Status: metav1.ConditionFalse, Reason: reasonFailed, Message: msg})
+	}
+	_, err := m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{})
+	return err
+}
