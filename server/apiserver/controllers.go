@@ -55,7 +55,7 @@ func (s *Server) controllerList() []controllers.Controller {
 		list = append(list, policystatus.New(5))
 	}
 	if controllerEnabled(s.opts.Controllers, controllerStorageVersionMigrator) && s.servesMigrations() {
-		list = append(list, svm.New(svm.DefaultConfig()))
+		list = append(list, svm.New(svm.Config{PageSize: s.opts.StorageVersionMigrationPageSize}))
 	}
 	return list
 }

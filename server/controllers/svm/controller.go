@@ -29,7 +29,6 @@ import (
 	"time"
 
 	svmv1 "k8s.io/api/storagemigration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -124,12 +123,7 @@ func (c *Controller) Run(ctx context.Context, env *controllers.Env) error {
 			if shutdown {
 				return
 			}
-			s, err := lister.Get(name)
-			if err == nil {
-				err = m.migrate(ctx, s.DeepCopy())
-			} else if apierrors.IsNotFound(err) {
-				err = nil
-			}
+			err := m.run(ctx, lister.Get, name)
 			if err != nil && ctx.Err() == nil {
 				env.Log.Warn("storage version migration", "migration", name, "err", err)
 				queue.AddRateLimited(name)

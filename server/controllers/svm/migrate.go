@@ -28,6 +28,23 @@ type migrator struct {
 	pageSize  int64
 }
 
+// run migrates name, read fresh from the server when the informer's copy
+// is unfinished: the informer lags the controller's own status writes,
+// and a stale copy would repeat pages already recorded.
+func (m *migrator) run(ctx context.Context, cached func(string) (*svmv1.StorageVersionMigration, error), name string) error {
+	s, err := cached(name)
+	if err == nil && !finished(s) {
+		s, err = m.client.StoragemigrationV1().StorageVersionMigrations().Get(ctx, name, metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return m.migrate(ctx, s)
+}
+
 // migrate brings s to Succeeded or Failed, or returns an error for the
 // queue to retry it later from its recorded progress.
 func (m *migrator) migrate(ctx context.Context, s *svmv1.StorageVersionMigration) error {
@@ -73,10 +90,15 @@ func (m *migrator) migrate(ctx context.Context, s *svmv1.StorageVersionMigration
 		if n := len(page.Items); n > 0 {
 			p.LastKey = storage.Key(page.Items[n-1].GetNamespace(), page.Items[n-1].GetName())
 		}
+		if s, err = m.saveProgress(ctx, s, p); err != nil {
+			return err
+		}
 		if page.GetContinue() == "" {
 			return m.succeed(ctx, s, p)
 		}
-		if s, err = m.record(ctx, s, p); err != nil {
+		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
+			Status: metav1.ConditionTrue, Reason: reasonRunning, Message: p.String()})
+		if s, err = m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -144,9 +166,9 @@ func (m *migrator) start(ctx context.Context, s *svmv1.StorageVersionMigration, 
 	return m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{})
 }
 
-// record writes p to s: the annotation a restart resumes from, then the
-// Running condition's message people read.
-func (m *migrator) record(ctx context.Context, s *svmv1.StorageVersionMigration, p Progress) (*svmv1.StorageVersionMigration, error) {
+// saveProgress writes p to s's annotation, where a restart resumes from;
+// the caller then says it in the Running condition's message, for people.
+func (m *migrator) saveProgress(ctx context.Context, s *svmv1.StorageVersionMigration, p Progress) (*svmv1.StorageVersionMigration, error) {
 	value, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -158,14 +180,7 @@ func (m *migrator) record(ctx context.Context, s *svmv1.StorageVersionMigration,
 	if err != nil {
 		return nil, err
 	}
-	svms := m.client.StoragemigrationV1().StorageVersionMigrations()
-	s, err = svms.Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
-	if err != nil {
-		return nil, err
-	}
-	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
-		Status: metav1.ConditionTrue, Reason: reasonRunning, Message: p.String()})
-	return svms.UpdateStatus(ctx, s, metav1.UpdateOptions{})
+	return m.client.StoragemigrationV1().StorageVersionMigrations().Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
 }
 
 // succeed ends s: Running False with the final counts, Succeeded True.
