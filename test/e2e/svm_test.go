@@ -366,3 +366,77 @@ func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func(ctx 
 		t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
 	}
 }
+
+// TestStorageVersionMigrationAfterVersionChange: Databases stored under
+// their former storage version's apiVersion read the same through both
+// served versions before and after the migration, which leaves every
+// value stored as v1. The migration's API then behaves as kube-apiserver
+// v1.37's: the spec is immutable, a finished migration stays finished,
+// and a migration of a resource not served Fails with the reason.
+func TestStorageVersionMigrationAfterVersionChange(t *testing.T) {
+	e := newSVMEnv(t)
+	ctx := t.Context()
+	const ns, n = "svm-version", 25
+	e.seed(ns, n)
+	for name, s := range e.stored(ns) {
+		if s.apiVersion != oldAPIVersion {
+			t.Fatalf("%s stored as %q before the migration", name, s.apiVersion)
+		}
+	}
+	read := func() string {
+		v1, err := e.cs.ExampleV1().Databases(ns).Get(ctx, "db-0003", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, err := e.cs.ExampleV2alpha1().Databases(ns).Get(ctx, "db-0003", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s %s %s %d | %s %s %d", v1.Spec.Engine, v1.Spec.Version, v1.Spec.Region, v1.Spec.Replicas,
+			v2.Spec.Engine, v2.Spec.EngineVersion, v2.Spec.Replicas)
+	}
+	beforeRead := read()
+
+	e.migrate("dbs", databases)
+	done := e.waitFor("dbs", svmv1.MigrationSucceeded)
+	allCurrent(t, e.stored(ns))
+	if got := read(); got != beforeRead {
+		t.Errorf("db-0003 reads %q after the migration, %q before", got, beforeRead)
+	}
+	if done.Status.ResourceVersion == "" {
+		t.Error("no status.resourceVersion")
+	}
+
+	svms := e.kc.StoragemigrationV1().StorageVersionMigrations()
+	done.Spec.Resource.Resource = "regions"
+	if _, err := svms.Update(ctx, done, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "field is immutable") {
+		t.Errorf("update of the spec: %v, want 422 field is immutable", err)
+	}
+	done.Spec.Resource.Resource = "databases"
+	apimeta.SetStatusCondition(&done.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationSucceeded), Status: metav1.ConditionFalse, Reason: "Again"})
+	if _, err := svms.UpdateStatus(ctx, done, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "cannot be set to false once it is true") {
+		t.Errorf("Succeeded set back to False: %v, want 422", err)
+	}
+	if _, err := svms.Create(ctx, &svmv1.StorageVersionMigration{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
+		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "Not_A_Resource"}}}, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("create with an invalid resource: %v, want 422", err)
+	}
+
+	e.migrate("nothing", metav1.GroupResource{Group: "example.com", Resource: "widgets"})
+	failed := e.waitFor("nothing", svmv1.MigrationFailed)
+	if c := apimeta.FindStatusCondition(failed.Status.Conditions, string(svmv1.MigrationFailed)); c.Reason != "StorageVersionMigrationFailed" ||
+		!strings.Contains(c.Message, `"widgets.example.com" is not served`) {
+		t.Errorf("Failed condition %+v", c)
+	}
+	table := e.kc.StoragemigrationV1().RESTClient().Get().Resource("storageversionmigrations").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx)
+	raw, err := table.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Resource"`, `"databases.example.apiloom.dev","Succeeded"`, `"widgets.example.com","Failed"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the Table lacks %s: %s", want, raw)
+		}
+	}
+}
