@@ -392,8 +392,15 @@ func TestStorageVersionMigrationAfterVersionChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fmt.Sprintf("%s %s %s %d | %s %s %d", v1.Spec.Engine, v1.Spec.Version, v1.Spec.Region, v1.Spec.Replicas,
-			v2.Spec.Engine, v2.Spec.EngineVersion, v2.Spec.Replicas)
+		// The rewrite changes nothing a client sees but the
+		// resourceVersion: no managed fields of the controller's, no
+		// generation.
+		var managers []string
+		for _, m := range v1.ManagedFields {
+			managers = append(managers, m.Manager+"/"+string(m.Operation))
+		}
+		return fmt.Sprintf("%s %s %s %d gen %d managers %v | %s %s %d", v1.Spec.Engine, v1.Spec.Version, v1.Spec.Region, v1.Spec.Replicas,
+			v1.Generation, managers, v2.Spec.Engine, v2.Spec.EngineVersion, v2.Spec.Replicas)
 	}
 	beforeRead := read()
 
