@@ -141,8 +141,12 @@ func (e *svmEnv) waitFor(name string, cond svmv1.MigrationConditionType) *svmv1.
 			return false, err
 		}
 		got = s
-		return apimeta.IsStatusConditionTrue(s.Status.Conditions, string(cond)), nil
+		return apimeta.IsStatusConditionTrue(s.Status.Conditions, string(svmv1.MigrationSucceeded)) ||
+			apimeta.IsStatusConditionTrue(s.Status.Conditions, string(svmv1.MigrationFailed)), nil
 	})
+	if !apimeta.IsStatusConditionTrue(got.Status.Conditions, string(cond)) {
+		e.t.Fatalf("migration %s ended without %s: %+v", name, cond, got.Status)
+	}
 	return got
 }
 
@@ -168,6 +172,10 @@ func TestStorageVersionMigrationWithWriters(t *testing.T) {
 	const ns, n, writers = "svm-writers", 120, 4
 	e.seed(ns, n)
 	before := e.stored(ns)
+	seededAt := 0
+	for _, b := range before {
+		seededAt = max(seededAt, int(b.modRev))
+	}
 
 	// Writer w owns the objects i with i%12 == w (a third of them) and
 	// updates them in turn, recording each acknowledged value.
@@ -220,13 +228,20 @@ func TestStorageVersionMigrationWithWriters(t *testing.T) {
 	}
 	allCurrent(t, after)
 	var touched, rewrittenOnce int
+	// A write in flight when the writers stopped may land unacknowledged,
+	// so the end state holds the last acknowledged round or a later one.
 	for w := range writers {
 		for name, v := range acked[w] {
-			if after[name].round != v {
+			if roundOf(after[name].round) < roundOf(v) {
 				t.Errorf("%s: stored round %q, but writer %d's last acknowledged update set %q (a lost update)", name, after[name].round, w, v)
 			}
 		}
 	}
+	// The end state hides a lost update a later round overwrote, so
+	// every write of the whole history is checked: an object's round
+	// never goes back, which a write of the migration carrying an object
+	// older than the stored one would do.
+	e.noRoundGoesBack(ns, int64(seededAt))
 	for i := range n {
 		name := fmt.Sprintf("db-%04d", i)
 		b, a := before[name], after[name]
@@ -446,4 +461,57 @@ func TestStorageVersionMigrationAfterVersionChange(t *testing.T) {
 			t.Errorf("the Table lacks %s: %s", want, raw)
 		}
 	}
+}
+
+// roundOf is a writer's round annotation as a number (none: 0).
+func roundOf(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// noRoundGoesBack reads etcd's history of every Database of ns back to
+// revision from (the test server never compacts), walking each key from
+// its current value to the one before, and fails if the object's round
+// annotation ever decreases from one write to the next.
+func (e *svmEnv) noRoundGoesBack(ns string, from int64) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	cur, err := e.etcd.Get(ctx, dbPrefix+ns+"/", clientv3.WithPrefix())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	writes := 0
+	for _, kv := range cur.Kvs {
+		var rounds []int // newest first
+		var revs []int64
+		for at := kv; ; {
+			var v struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(at.Value, &v); err != nil {
+				e.t.Fatalf("%s at %d: %v", at.Key, at.ModRevision, err)
+			}
+			rounds, revs = append(rounds, roundOf(v.Metadata.Annotations["round"])), append(revs, at.ModRevision)
+			if at.ModRevision <= from || at.ModRevision == at.CreateRevision {
+				break
+			}
+			prev, err := e.etcd.Get(ctx, string(kv.Key), clientv3.WithRev(at.ModRevision-1))
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if len(prev.Kvs) == 0 {
+				break
+			}
+			at = prev.Kvs[0]
+		}
+		for i := len(rounds) - 1; i > 0; i-- {
+			if rounds[i-1] < rounds[i] {
+				e.t.Errorf("%s at revision %d: round %d after %d (a lost update)", kv.Key, revs[i-1], rounds[i-1], rounds[i])
+			}
+		}
+		writes += len(rounds)
+	}
+	e.t.Logf("%d values of the history checked", writes)
 }
