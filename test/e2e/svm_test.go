@@ -330,6 +330,17 @@ func TestStorageVersionMigrationResumesAfterRestart(t *testing.T) {
 
 	e := newSVMEnv(t, testserver.WithDataDir(dir), pageSize(page))
 	done := e.waitFor("dbs", svmv1.MigrationSucceeded)
+	// Resumed, not started over: the third server's controller sent one
+	// PATCH for each object after the recorded key, none for those before.
+	behind := 0
+	for name := range mid {
+		if ns+"/"+name > atStop.LastKey {
+			behind++
+		}
+	}
+	if patches := metric(t, e.ts.Config, "apiloom_request_duration_seconds_count", `verb="patch"`, `resource="databases"`); int(patches) != behind {
+		t.Errorf("the resumed migration sent %v PATCHes, want one for each of the %d objects after %q", patches, behind, atStop.LastKey)
+	}
 	after := e.stored(ns)
 	if len(after) != n {
 		t.Fatalf("%d Databases stored, want %d", len(after), n)
