@@ -121,8 +121,10 @@ func (m *migrator) rewrite(ctx context.Context, res dynamic.NamespaceableResourc
 	if err != nil {
 		return err
 	}
-	_, err = res.Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
+	got, err := res.Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
 	switch {
+	case err == nil && got.GetResourceVersion() == obj.GetResourceVersion():
+		p.Current++
 	case err == nil:
 		p.Rewritten++
 	case apierrors.IsConflict(err):
@@ -187,7 +189,7 @@ func (m *migrator) saveProgress(ctx context.Context, s *svmv1.StorageVersionMigr
 func (m *migrator) succeed(ctx context.Context, s *svmv1.StorageVersionMigration, p Progress) error {
 	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationRunning),
 		Status: metav1.ConditionFalse, Reason: "MigrationCompleted",
-		Message: fmt.Sprintf("Migration completed: %d objects rewritten, %d already newer, %d gone", p.Rewritten, p.Newer, p.Gone)})
+		Message: "Migration completed: " + p.counts()})
 	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: string(svmv1.MigrationSucceeded),
 		Status: metav1.ConditionTrue, Reason: reasonSucceeded, Message: "Migration completed"})
 	_, err := m.client.StoragemigrationV1().StorageVersionMigrations().UpdateStatus(ctx, s, metav1.UpdateOptions{})

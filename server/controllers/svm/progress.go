@@ -22,6 +22,10 @@ type Progress struct {
 	LastKey string `json:"lastKey,omitempty"`
 	// Rewritten counts the objects the migration wrote.
 	Rewritten int64 `json:"rewritten"`
+	// Current counts the objects whose no-op write the server accepted
+	// without writing: they were stored in the current form already (the
+	// resourceVersion did not move).
+	Current int64 `json:"current,omitempty"`
 	// Newer counts the objects written by others since the migration
 	// started (a resourceVersion past status.resourceVersion, or a
 	// Conflict on the rewrite): already in the current form.
@@ -44,9 +48,14 @@ func progressOf(s *svmv1.StorageVersionMigration) Progress {
 
 // String is the progress as the Running condition's message says it.
 func (p Progress) String() string {
-	msg := fmt.Sprintf("The migration is running, %d objects rewritten, %d already newer, %d gone", p.Rewritten, p.Newer, p.Gone)
+	msg := "The migration is running, " + p.counts()
 	if p.LastKey != "" {
 		msg += fmt.Sprintf(", through %q", p.LastKey)
 	}
 	return msg
+}
+
+// counts are the progress's counts, as the messages say them.
+func (p Progress) counts() string {
+	return fmt.Sprintf("%d objects rewritten, %d already current, %d already newer, %d gone", p.Rewritten, p.Current, p.Newer, p.Gone)
 }

@@ -31,12 +31,12 @@ func TestFindResource(t *testing.T) {
 // one is no progress (the migration starts over).
 func TestProgressAnnotation(t *testing.T) {
 	s := &svmv1.StorageVersionMigration{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-		ProgressAnnotation: `{"lastKey":"ns/db-9","rewritten":7,"newer":2,"gone":1}`}}}
-	want := Progress{LastKey: "ns/db-9", Rewritten: 7, Newer: 2, Gone: 1}
+		ProgressAnnotation: `{"lastKey":"ns/db-9","rewritten":7,"current":3,"newer":2,"gone":1}`}}}
+	want := Progress{LastKey: "ns/db-9", Rewritten: 7, Current: 3, Newer: 2, Gone: 1}
 	if got := progressOf(s); got != want {
 		t.Errorf("progress %+v, want %+v", got, want)
 	}
-	if got, want := want.String(), `The migration is running, 7 objects rewritten, 2 already newer, 1 gone, through "ns/db-9"`; got != want {
+	if got, want := want.String(), `The migration is running, 7 objects rewritten, 3 already current, 2 already newer, 1 gone, through "ns/db-9"`; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
 	s.Annotations[ProgressAnnotation] = "{"
