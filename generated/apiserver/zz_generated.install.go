@@ -11,6 +11,7 @@ import (
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
 	rbacv1 "github.com/apiloom/apiloom/generated/apiserver/rbac/v1"
+	storagemigrationv1 "github.com/apiloom/apiloom/generated/apiserver/storagemigration/v1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
 	registry "github.com/apiloom/apiloom/server/registry"
 )
@@ -27,5 +28,6 @@ func Install(r *registry.Registry) {
 	examplev1.Install(r)
 	examplev2alpha1.Install(r)
 	rbacv1.Install(r)
+	storagemigrationv1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/controllers/policystatus"
+	"github.com/apiloom/apiloom/server/controllers/svm"
 )
 
 // Names of the controllers, as --controllers takes them: kube-controller-
@@ -18,10 +19,12 @@ const (
 	controllerNamespace              = "namespace"
 	controllerClusterRoleAggregation = "clusterrole-aggregation"
 	controllerPolicyStatus           = "validatingadmissionpolicy-status"
+	controllerStorageVersionMigrator = "storage-version-migrator-controller"
 )
 
 // controllerNames are every controller the server can run.
-var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus}
+var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus,
+	controllerStorageVersionMigrator}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -50,6 +53,9 @@ func (s *Server) controllerList() []controllers.Controller {
 	}
 	if controllerEnabled(s.opts.Controllers, controllerPolicyStatus) && s.servesPolicies() {
 		list = append(list, policystatus.New(5))
+	}
+	if controllerEnabled(s.opts.Controllers, controllerStorageVersionMigrator) && s.servesMigrations() {
+		list = append(list, svm.New(svm.Config{PageSize: s.opts.StorageVersionMigrationPageSize}))
 	}
 	return list
 }

@@ -179,6 +179,7 @@ type Options struct {
 	// kube-controller-manager's syntax): "*" every one, "name" one,
 	// "-name" not that one.
 	Controllers []string
+	MigrationOptions
 	// ConcurrentGCSyncs is how many objects the garbage collector works on
 	// at once (kube-controller-manager's --concurrent-gc-syncs).
 	ConcurrentGCSyncs int
@@ -335,6 +336,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Election.RenewDeadline, "leader-elect-renew-deadline", o.Election.RenewDeadline, "how long the leader keeps trying to renew its Lease before it stops its controllers; less than --leader-elect-lease-duration")
 	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "the controllers the server runs ("+strings.Join(controllerNames, ", ")+"): * runs every one, 'name' that one, '-name' not that one (kube-controller-manager's flag); an empty value none")
+	o.addMigrationFlags(fs)
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
 	fs.Var(o.featureGates(), "feature-gates", "kube-apiserver's feature gates that apiloom shares, as Name=true|false pairs separated by commas: "+
