@@ -30,7 +30,7 @@ import (
 // as if written by a build whose +kubebuilder:storageversion was
 // v2alpha1. They keep v1's field names, since the storage layer decodes a
 // stored value as the storage version's type whatever its apiVersion
-// (docs/operations-migration.md, limits).
+// (docs/storage-migration.md, limits).
 const (
 	dbPrefix      = "/registry/example.apiloom.dev/databases/"
 	oldAPIVersion = "example.apiloom.dev/v2alpha1"
