@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	svmv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -302,9 +303,10 @@ func TestEncryptionUserKind(t *testing.T) {
 
 // TestEncryptionReloadAndRotation is the key rotation procedure: key2 is
 // added first to the reloaded configuration, new writes use it while
-// key1 still reads, then every object is rewritten (a no-op PATCH with a
-// resourceVersion precondition, which the storage version migration
-// sends) and no value is left under key1.
+// key1 still reads, then a StorageVersionMigration of Secrets rewrites
+// every one (its controller's no-op PATCH with a resourceVersion
+// precondition is written because the value was read under key1) and no
+// value is left under key1, as etcd read directly shows.
 func TestEncryptionReloadAndRotation(t *testing.T) {
 	// Upstream's poll period is a package variable (a minute); it is read
 	// when the reload controller starts, and restored after the server
@@ -344,19 +346,23 @@ func TestEncryptionReloadAndRotation(t *testing.T) {
 		}
 	}
 
-	// Migrate: rewrite every Secret unchanged.
-	list, err := s.kc.CoreV1().Secrets("shop").List(ctx, metav1.ListOptions{})
+	// Migrate as an operator does: a StorageVersionMigration of Secrets,
+	// whose controller rewrites each one unchanged (written again because
+	// it was read under key1).
+	before, err := s.kc.CoreV1().Secrets("shop").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sec := range list.Items {
-		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q}}`, sec.ResourceVersion)
-		out, err := s.kc.CoreV1().Secrets("shop").Patch(ctx, sec.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		if err != nil {
-			t.Fatalf("migrate %s: %v", sec.Name, err)
+	svm := &svmEnv{t: t, ts: s.ts, kc: s.kc, cs: s.cs, etcd: s.etcd}
+	svm.migrate("secrets-to-key2", metav1.GroupResource{Resource: "secrets"})
+	svm.waitFor("secrets-to-key2", svmv1.MigrationSucceeded)
+	for _, sec := range before.Items {
+		got, err := s.kc.CoreV1().Secrets("shop").Get(ctx, sec.Name, metav1.GetOptions{})
+		if err != nil || string(got.Data["password"]) != canary {
+			t.Fatalf("get %s after the migration: %v, %v", sec.Name, got, err)
 		}
-		if sec.Name != "probe" && out.ResourceVersion == sec.ResourceVersion {
-			t.Errorf("the no-op patch of %s, stored under key1, was not written", sec.Name)
+		if sec.Name != "probe" && got.ResourceVersion == sec.ResourceVersion {
+			t.Errorf("the migration did not write %s, stored under key1", sec.Name)
 		}
 	}
 	resp, err := s.etcd.Get(ctx, "/registry/secrets/", clientv3.WithPrefix())
