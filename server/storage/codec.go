@@ -43,8 +43,9 @@ func (c *codec[O]) encode(obj O) ([]byte, error) {
 
 // decode returns the object stored as data at revision rev, with its
 // resourceVersion set to rev and its kind and apiVersion set. key is the
-// relative key, for the error. A value that does not decode is an *Error
-// wrapping ErrCorrupt.
+// relative key, for the error. A value stored as another version of the
+// kind goes through the foreign decoder, when there is one. A value that
+// does not decode is an *Error wrapping ErrCorrupt.
 func (c *codec[O]) decode(data []byte, rev int64, key string) (O, error) {
 	obj := c.newObj()
 	if err := decoder.Unmarshal(data, obj); err != nil {
