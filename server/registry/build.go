@@ -190,9 +190,14 @@ func buildFor[O resource.Object](def *resource.Definition[O]) builder {
 		if b.Log != nil {
 			log = b.Log.With("resource", def.GroupResource().String())
 		}
-		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def,
-			storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes),
-			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse), storage.WithVerifiedCreates(b.VerifyCreates), b.encryption(def.GroupResource()))
+		storeOpts := []storage.Option{storage.WithLogger(log), storage.WithMetrics(b.Metrics), storage.WithMaxRequestBytes(b.MaxRequestBytes),
+			storage.WithTTL(b.ttl(&def.Info), b.LeaseReuse), storage.WithVerifiedCreates(b.VerifyCreates), b.encryption(def.GroupResource())}
+		if v := sh.versions[storedKind(&def.Info)]; v != nil && len(v.Infos()) > 1 {
+			// Values stored before the kind's storage version changed
+			// are in another of its versions.
+			storeOpts = append(storeOpts, storage.WithForeignDecoder(v.DecodeStored))
+		}
+		store := storage.New(b.Client, storage.ResourcePrefix(b.Prefix, &def.Info), def, storeOpts...)
 		var iface storage.Interface[O] = store
 		if b.WatchCache {
 			opts := []cache.Option{}

@@ -24,6 +24,9 @@ var decoder = jsoniter.ConfigCompatibleWithStandardLibrary
 type codec[O resource.Object] struct {
 	newObj func() O
 	gvk    schema.GroupVersionKind
+	// foreign decodes values stored in another version of the kind
+	// (WithForeignDecoder); nil when the kind has one version.
+	foreign ForeignDecoder
 }
 
 // encode returns obj's stored form. It sets obj's kind and apiVersion and
@@ -40,8 +43,9 @@ func (c *codec[O]) encode(obj O) ([]byte, error) {
 
 // decode returns the object stored as data at revision rev, with its
 // resourceVersion set to rev and its kind and apiVersion set. key is the
-// relative key, for the error. A value that does not decode is an *Error
-// wrapping ErrCorrupt.
+// relative key, for the error. A value stored as another version of the
+// kind goes through the foreign decoder, when there is one. A value that
+// does not decode is an *Error wrapping ErrCorrupt.
 func (c *codec[O]) decode(data []byte, rev int64, key string) (O, error) {
 	obj := c.newObj()
 	if err := decoder.Unmarshal(data, obj); err != nil {
@@ -50,9 +54,58 @@ func (c *codec[O]) decode(data []byte, rev int64, key string) (O, error) {
 		// character ..."), and whose reading wins should the two differ.
 		obj = c.newObj()
 		if err := json.Unmarshal(data, obj); err != nil {
+			// A value of another version may not decode as this one
+			// (a field whose type changed): its own version decides.
+			if gv, ok := c.foreignVersion(data); ok {
+				return c.decodeForeignAt(gv, data, rev, key)
+			}
 			var zero O
 			return zero, &Error{Err: ErrCorrupt, Key: key, ResourceVersion: rev, Detail: err.Error()}
 		}
+	}
+	if c.foreign != nil {
+		// The apiVersion read from the value, before stamp overwrites
+		// it: the store's own (every value it wrote) costs nothing more.
+		if gv := obj.GetObjectKind().GroupVersionKind().GroupVersion(); gv != c.gvk.GroupVersion() && !gv.Empty() {
+			return c.decodeForeignAt(gv, data, rev, key)
+		}
+	}
+	c.stamp(obj, rev)
+	return obj, nil
+}
+
+// foreignVersion is the apiVersion data is stored as when the store has a
+// foreign decoder and it is not the store's own.
+func (c *codec[O]) foreignVersion(data []byte) (schema.GroupVersion, bool) {
+	if c.foreign == nil {
+		return schema.GroupVersion{}, false
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if json.Unmarshal(data, &tm) != nil {
+		return schema.GroupVersion{}, false
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if err != nil || gv.Empty() || gv == c.gvk.GroupVersion() {
+		return schema.GroupVersion{}, false
+	}
+	return gv, true
+}
+
+// decodeForeignAt is decode of data stored as gv, another version than the
+// store's: decoded as gv and converted to the store's version by the
+// foreign decoder. What it cannot read or convert is ErrCorrupt.
+func (c *codec[O]) decodeForeignAt(gv schema.GroupVersion, data []byte, rev int64, key string) (O, error) {
+	var zero O
+	converted, err := c.foreign(gv.String(), data)
+	if err != nil {
+		return zero, &Error{Err: ErrCorrupt, Key: key, ResourceVersion: rev, Detail: err.Error()}
+	}
+	obj, ok := converted.(O)
+	if !ok {
+		return zero, &Error{Err: ErrCorrupt, Key: key, ResourceVersion: rev,
+			Detail: fmt.Sprintf("value stored as %s converts to %T, not %T", gv, converted, zero)}
 	}
 	c.stamp(obj, rev)
 	return obj, nil

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apiserver/pkg/storage/value"
+
+	"github.com/apiloom/apiloom/server/resource"
 )
 
 // Option configures a Store.
@@ -44,6 +46,9 @@ type config struct {
 	// transformer encrypts values at rest (transform.go); nil stores
 	// plaintext.
 	transformer value.Transformer
+	// foreign decodes values stored in another version of the kind
+	// (WithForeignDecoder).
+	foreign ForeignDecoder
 }
 
 const (
@@ -140,3 +145,20 @@ func WithVerifiedCreates(on bool) Option { return func(c *config) { c.verifyCrea
 
 // withClock sets the clock lease reuse is measured with.
 func withClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// ForeignDecoder returns data, a value stored as apiVersion, another
+// version of the store's kind than the store's own, as an object of the
+// store's version (its Go type), converted as the kind's versions convert.
+// An apiVersion that is not a version of the kind is an error.
+type ForeignDecoder func(apiVersion string, data []byte) (resource.Object, error)
+
+// WithForeignDecoder makes the store read values stored in other versions
+// of its kind through f, as kube-apiserver decodes a stored value by its
+// apiVersion and converts it to the storage version: after a kind's
+// storage version changes, values written before still read correctly,
+// and an update (a storage version migration's no-op rewrite) writes them
+// in the store's version. A value whose apiVersion is the store's (every
+// value the store wrote) does not reach f. Without it, values are decoded
+// as the store's version whatever their apiVersion; a kind with one
+// version needs nothing else.
+func WithForeignDecoder(f ForeignDecoder) Option { return func(c *config) { c.foreign = f } }

@@ -64,7 +64,7 @@ func New[O resource.Object](client *clientv3.Client, prefix string, def *resourc
 		watcher:    client.Watcher,
 		prefix:     prefix,
 		namespaced: def.Namespaced,
-		codec:      codec[O]{newObj: def.New, gvk: def.GroupVersionKind()},
+		codec:      codec[O]{newObj: def.New, gvk: def.GroupVersionKind(), foreign: cfg.foreign},
 		fields:     def.Fields,
 		cfg:        cfg,
 

@@ -28,9 +28,9 @@ import (
 // value the server wrote, with the apiVersion of the kind's other version
 // (example.apiloom.dev/v2alpha1) in place of its storage version's (v1),
 // as if written by a build whose +kubebuilder:storageversion was
-// v2alpha1. They keep v1's field names, since the storage layer decodes a
-// stored value as the storage version's type whatever its apiVersion
-// (docs/storage-migration.md, limits).
+// v2alpha1, and v2alpha1's own field names (spec.engineVersion where v1
+// has spec.version): the storage layer decodes a stored value as the
+// version its apiVersion names and converts it to the storage version.
 const (
 	dbPrefix      = "/registry/example.apiloom.dev/databases/"
 	oldAPIVersion = "example.apiloom.dev/v2alpha1"
@@ -72,21 +72,42 @@ func (e *svmEnv) seed(ns string, n int) {
 		e.t.Fatal(err)
 	}
 	for _, kv := range resp.Kvs {
-		old := strings.Replace(string(kv.Value), `"apiVersion":"`+newAPIVersion+`"`, `"apiVersion":"`+oldAPIVersion+`"`, 1)
-		if old == string(kv.Value) {
-			e.t.Fatalf("%s is stored without apiVersion %s: %s", kv.Key, newAPIVersion, kv.Value)
-		}
-		if _, err := e.etcd.Put(e.t.Context(), string(kv.Key), old); err != nil {
+		if _, err := e.etcd.Put(e.t.Context(), string(kv.Key), e.oldForm(kv.Key, kv.Value)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 }
 
+// oldForm is value, a Database stored as v1, as v2alpha1 stores it:
+// its apiVersion, and spec.version renamed spec.engineVersion.
+func (e *svmEnv) oldForm(key, value []byte) string {
+	e.t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(value, &v); err != nil {
+		e.t.Fatalf("%s: %v", key, err)
+	}
+	spec, _ := v["spec"].(map[string]any)
+	if v["apiVersion"] != newAPIVersion || spec == nil || spec["version"] == nil {
+		e.t.Fatalf("%s is not stored as %s with spec.version: %s", key, newAPIVersion, value)
+	}
+	v["apiVersion"] = oldAPIVersion
+	spec["engineVersion"] = spec["version"]
+	delete(spec, "version")
+	out, err := json.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(out)
+}
+
 // stored is one object's value in etcd.
 type stored struct {
-	apiVersion     string
-	modRev, writes int64  // writes: etcd's version, the puts since creation
-	round          string // the writers' annotation "round"
+	apiVersion string
+	// version and engineVersion are spec.version (v1's) and
+	// spec.engineVersion (v2alpha1's).
+	version, engineVersion string
+	modRev, writes         int64  // writes: etcd's version, the puts since creation
+	round                  string // the writers' annotation "round"
 }
 
 // stored reads every Database of ns from etcd.
@@ -103,12 +124,17 @@ func (e *svmEnv) stored(ns string) map[string]stored {
 			Metadata   struct {
 				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
+			Spec struct {
+				Version       string `json:"version"`
+				EngineVersion string `json:"engineVersion"`
+			} `json:"spec"`
 		}
 		if err := json.Unmarshal(kv.Value, &v); err != nil {
 			e.t.Fatalf("%s: %v", kv.Key, err)
 		}
 		name := strings.TrimPrefix(string(kv.Key), dbPrefix+ns+"/")
-		out[name] = stored{apiVersion: v.APIVersion, modRev: kv.ModRevision, writes: kv.Version, round: v.Metadata.Annotations["round"]}
+		out[name] = stored{apiVersion: v.APIVersion, version: v.Spec.Version, engineVersion: v.Spec.EngineVersion,
+			modRev: kv.ModRevision, writes: kv.Version, round: v.Metadata.Annotations["round"]}
 	}
 	return out
 }
@@ -151,12 +177,16 @@ func (e *svmEnv) waitFor(name string, cond svmv1.MigrationConditionType) *svmv1.
 }
 
 // allCurrent fails unless every stored Database of ns has the storage
-// version's apiVersion.
+// version's apiVersion and its spec.version (what newDatabase sets,
+// stored as spec.engineVersion by seed) under v1's name.
 func allCurrent(t *testing.T, after map[string]stored) {
 	t.Helper()
 	for name, s := range after {
 		if s.apiVersion != newAPIVersion {
 			t.Errorf("%s is still stored as %q", name, s.apiVersion)
+		}
+		if s.version != newDatabase(name).Spec.Version || s.engineVersion != "" {
+			t.Errorf("%s is stored with spec.version %q, spec.engineVersion %q; want version %q", name, s.version, s.engineVersion, newDatabase(name).Spec.Version)
 		}
 	}
 }
@@ -405,8 +435,25 @@ func TestStorageVersionMigrationAfterVersionChange(t *testing.T) {
 	const ns, n = "svm-version", 25
 	e.seed(ns, n)
 	for name, s := range e.stored(ns) {
-		if s.apiVersion != oldAPIVersion {
-			t.Fatalf("%s stored as %q before the migration", name, s.apiVersion)
+		if s.apiVersion != oldAPIVersion || s.version != "" || s.engineVersion == "" {
+			t.Fatalf("%s stored as %q (version %q, engineVersion %q) before the migration", name, s.apiVersion, s.version, s.engineVersion)
+		}
+	}
+	// Read as v2alpha1, converted to v1: spec.version has the value.
+	if db, err := e.cs.ExampleV1().Databases(ns).Get(ctx, "db-0003", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if want := newDatabase("db-0003").Spec.Version; db.Spec.Version != want {
+		t.Fatalf("v1 GET of a value stored as v2alpha1: spec.version %q, want %q", db.Spec.Version, want)
+	}
+	if l, err := e.cs.ExampleV1().Databases(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	} else if len(l.Items) != n {
+		t.Fatalf("v1 LIST: %d items, want %d", len(l.Items), n)
+	} else {
+		for _, db := range l.Items {
+			if db.Spec.Version == "" {
+				t.Errorf("v1 LIST: %s has no spec.version", db.Name)
+			}
 		}
 	}
 	read := func() string {
