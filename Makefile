@@ -33,7 +33,7 @@ test-short: ## the suite without the race detector (a developer's loop: tests la
 fuzz: ## run every fuzz target for a short while
 	hack/fuzz.sh 20s
 
-bench: ## Go benchmarks for the hot paths, and what dynamic admission costs a create (test/admissionbench)
+bench: ## Go benchmarks for the hot paths, what dynamic admission costs a create (test/admissionbench), and what encryption, audit, tracing, snapshots, migration and delete-collection workers cost (test/opsbench)
 	$(GO) test -run '^$$' -bench . -benchmem ./server/... ./test/admissionbench/ ./test/opsbench/
 
 clean: ## remove build output and the local data directory
