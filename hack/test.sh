@@ -33,4 +33,4 @@ echo "== go test ./test/robustness/ (the fault-injection suite's recorder, check
 (cd test/robustness && "$GO" test -race -timeout 5m ./...)
 
 echo "== go test ./test/e2e/ (HTTP/2: Go's server, --http2-server=go)"
-APILOOM_E2E_HTTP2_SERVER=go "$GO" test -race -timeout 15m ./test/e2e/
+APILOOM_E2E_HTTP2_SERVER=go "$GO" test -race -timeout 25m ./test/e2e/
