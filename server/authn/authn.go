@@ -41,6 +41,10 @@ type Config struct {
 	// LoopbackToken authenticates as LoopbackUser in system:masters;
 	// "" accepts none.
 	LoopbackToken string
+	// Tokens are the other bearer-token authenticators (ServiceAccount
+	// tokens, JWT issuers, a webhook), asked in this order after the token
+	// file, as in kube-apiserver's chain.
+	Tokens []authenticator.Token
 	// Anonymous identifies requests that carry no credentials as
 	// system:anonymous in system:unauthenticated instead of refusing them.
 	// A request whose credentials are bad is refused all the same.
@@ -71,6 +75,7 @@ func New(c Config) (authenticator.Request, error) {
 		}
 		tokens = append(tokens, f)
 	}
+	tokens = append(tokens, c.Tokens...)
 	if len(tokens) > 0 {
 		chain = append(chain, bearertoken.New(tokenunion.New(tokens...)))
 	}
