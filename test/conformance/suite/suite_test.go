@@ -36,6 +36,7 @@ import (
 
 	// The packages of the listed tests.
 	_ "k8s.io/kubernetes/test/e2e/apimachinery"
+	_ "k8s.io/kubernetes/test/e2e/auth"
 	_ "k8s.io/kubernetes/test/e2e/common/node"
 	_ "k8s.io/kubernetes/test/e2e/instrumentation"
 
