@@ -149,11 +149,11 @@ func newAuthenticator(t testing.TB, c *apiserver.AuthenticationConfiguration) *A
 func TestAuthenticate(t *testing.T) {
 	is := jwttest.New(t)
 	a := newAuthenticator(t, mustDecode(t, configYAML(is, "apiloom", `  claimValidationRules:
-  - expression: 'claims.email_verified == true'
-    message: email not verified
+  - expression: "has(claims.tenant) && claims.tenant == 'acme'"
+    message: not a member of tenant acme
 `)))
 	ctx := context.Background()
-	good := map[string]any{"aud": "apiloom", "sub": "1", "email": "ann@example.com", "email_verified": true, "groups": []string{"dev", "ops"}}
+	good := map[string]any{"aud": "apiloom", "sub": "1", "email": "ann@example.com", "tenant": "acme", "groups": []string{"dev", "ops"}}
 
 	resp, ok, err := a.AuthenticateToken(ctx, is.Token(t, good))
 	if err != nil || !ok {
@@ -163,24 +163,24 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("user %q %v", u.GetName(), u.GetGroups())
 	}
 
-	unverified := map[string]any{}
+	otherTenant := map[string]any{}
 	for k, v := range good {
-		unverified[k] = v
+		otherTenant[k] = v
 	}
-	unverified["email_verified"] = false
-	if _, ok, err := a.AuthenticateToken(ctx, is.Token(t, unverified)); ok || err == nil || !strings.Contains(err.Error(), "email not verified") {
+	otherTenant["tenant"] = "umbrella"
+	if _, ok, err := a.AuthenticateToken(ctx, is.Token(t, otherTenant)); ok || err == nil || !strings.Contains(err.Error(), "not a member of tenant acme") {
 		t.Fatalf("claim rule: ok %v err %v", ok, err)
 	}
-	wrongAud := map[string]any{"aud": "elsewhere", "email": "ann@example.com", "email_verified": true}
+	wrongAud := map[string]any{"aud": "elsewhere", "email": "ann@example.com", "tenant": "acme"}
 	if _, ok, _ := a.AuthenticateToken(ctx, is.Token(t, wrongAud)); ok {
 		t.Fatal("a token for another audience was accepted")
 	}
-	expired := map[string]any{"aud": "apiloom", "email": "ann@example.com", "email_verified": true, "exp": time.Now().Add(-time.Minute).Unix()}
+	expired := map[string]any{"aud": "apiloom", "email": "ann@example.com", "tenant": "acme", "exp": time.Now().Add(-time.Minute).Unix()}
 	if _, ok, _ := a.AuthenticateToken(ctx, is.Token(t, expired)); ok {
 		t.Fatal("an expired token was accepted")
 	}
 	other := jwttest.New(t) // same claims, a key the configuration does not trust
-	if _, ok, _ := a.AuthenticateToken(ctx, other.Token(t, map[string]any{"iss": is.URL, "aud": "apiloom", "email": "x@y", "email_verified": true})); ok {
+	if _, ok, _ := a.AuthenticateToken(ctx, other.Token(t, map[string]any{"iss": is.URL, "aud": "apiloom", "email": "x@y", "tenant": "acme"})); ok {
 		t.Fatal("a token signed by another key was accepted")
 	}
 }
