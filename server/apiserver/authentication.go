@@ -25,6 +25,8 @@ type authentication struct {
 	// admin is the client certificate of the kubeconfig written at start.
 	admin *authn.ClientCert
 	notes []string
+	// tokens are the JWT and webhook authenticators (tokenauthn.go).
+	tokens *tokenAuthn
 }
 
 // newAuthentication prepares the server's CA, the admin certificate and
@@ -42,11 +44,17 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth, err := authn.New(authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth})
+	tokens, err := newTokenAuthn(o)
 	if err != nil {
 		return nil, err
 	}
-	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes}, nil
+	auth, err := authn.New(authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth,
+		Tokens: tokens.tokens, APIAudiences: o.TokenAuthn.APIAudiences})
+	if err != nil {
+		tokens.close()
+		return nil, err
+	}
+	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes, tokens: tokens}, nil
 }
 
 // withAuthentication puts the request's user in its context

@@ -210,6 +210,10 @@ type Options struct {
 
 	// Audit is kube-apiserver's audit configuration (options_audit.go).
 	Audit genericoptions.AuditOptions
+
+	// TokenAuthn configures the JWT (OIDC) and webhook token
+	// authenticators (options_authentication.go).
+	TokenAuthn TokenAuthnOptions
 }
 
 // DefaultEtcdMinFreeDiskBytes is --etcd-min-free-disk-bytes' default
@@ -259,6 +263,7 @@ func DefaultOptions() Options {
 		Delegation:               defaultDelegationOptions(),
 		DeleteCollectionOptions:  defaultDeleteCollectionOptions(),
 		Audit:                    defaultAuditOptions(),
+		TokenAuthn:               defaultTokenAuthnOptions(),
 	}
 }
 
@@ -322,6 +327,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addTracingFlags(fs)
 	o.addEncryptionFlags(fs)
 	o.addAuditFlags(fs)
+	o.addAuthenticationFlags(fs)
 	o.addSnapshotFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
@@ -389,6 +395,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateTracing()...)
 	errs = append(errs, o.validateEncryption()...)
 	errs = append(errs, o.validateAudit()...)
+	errs = append(errs, o.validateAuthentication()...)
 	errs = append(errs, o.validateSnapshots()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))

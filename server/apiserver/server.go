@@ -146,6 +146,8 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Warn("client certificates: " + note)
 		}
 	}
+	stopTokenAuthn := authSetup.tokens.run(ctx, s.log)
+	defer stopTokenAuthn()
 
 	etcd, err := etcdclient.Connect(ctx, withEtcdTracing(s.opts.etcdConfig(), tracerProvider), s.log, metrics)
 	if err != nil {
@@ -244,7 +246,7 @@ func (s *Server) Run(ctx context.Context) error {
 	disc.Install(mux)
 	if host == nil {
 		// The host serves the reviews in aggregated mode.
-		if err := installReviews(mux, authz, s.opts.MaxRequestBodyBytes); err != nil {
+		if err := installReviews(mux, authz, authSetup.auth, s.opts.TokenAuthn.APIAudiences, s.opts.MaxRequestBodyBytes); err != nil {
 			return err
 		}
 	}

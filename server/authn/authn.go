@@ -45,6 +45,11 @@ type Config struct {
 	// tokens, JWT issuers, a webhook), asked in this order after the token
 	// file, as in kube-apiserver's chain.
 	Tokens []authenticator.Token
+	// APIAudiences are the server's own audiences (kube-apiserver's
+	// --api-audiences): the token file and loopback tokens, which name no
+	// audience, are good for these only when a caller (TokenReview's
+	// spec.audiences) asks for particular ones, as upstream.
+	APIAudiences authenticator.Audiences
 	// Anonymous identifies requests that carry no credentials as
 	// system:anonymous in system:unauthenticated instead of refusing them.
 	// A request whose credentials are bad is refused all the same.
@@ -64,16 +69,16 @@ func New(c Config) (authenticator.Request, error) {
 	}
 	var tokens []authenticator.Token
 	if c.LoopbackToken != "" {
-		tokens = append(tokens, tokenfile.New(map[string]*user.DefaultInfo{
+		tokens = append(tokens, authenticator.WrapAudienceAgnosticToken(c.APIAudiences, tokenfile.New(map[string]*user.DefaultInfo{
 			c.LoopbackToken: {Name: LoopbackUser, Groups: []string{user.SystemPrivilegedGroup}},
-		}))
+		})))
 	}
 	if c.TokenAuthFile != "" {
 		f, err := tokenfile.NewCSV(c.TokenAuthFile)
 		if err != nil {
 			return nil, fmt.Errorf("authn: --token-auth-file: %w", err)
 		}
-		tokens = append(tokens, f)
+		tokens = append(tokens, authenticator.WrapAudienceAgnosticToken(c.APIAudiences, f))
 	}
 	tokens = append(tokens, c.Tokens...)
 	if len(tokens) > 0 {

@@ -4,7 +4,7 @@
 // ClusterRoles labelled aggregate-to-admin, -edit and -view), the
 // system:aggregate-to-* roles of the built-in kinds apiloom serves,
 // system:basic-user, system:discovery and system:public-info-viewer with
-// their ClusterRoleBindings, and for every user kind's API group the
+// their ClusterRoleBindings, system:auth-delegator (unbound), and for every user kind's API group the
 // ClusterRoles that add it to admin, edit and view (what a CRD's author
 // writes by hand). Reconcile creates what is missing and adds back to
 // existing objects what they lack, as upstream reconciles them.
@@ -119,6 +119,13 @@ func Default(infos []*resource.Info) Policy {
 			{ObjectMeta: meta("system:basic-user"), Rules: []rbacv1.PolicyRule{
 				rule([]string{"authorization.k8s.io"}, []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, []string{"create"}),
 				rule([]string{"authentication.k8s.io"}, []string{"selfsubjectreviews"}, []string{"create"}),
+			}},
+			// For servers that delegate authentication and authorization
+			// to this one (an aggregated server, a kubelet): bound by
+			// their owners, not by default, as upstream.
+			{ObjectMeta: meta("system:auth-delegator"), Rules: []rbacv1.PolicyRule{
+				rule([]string{"authentication.k8s.io"}, []string{"tokenreviews"}, []string{"create"}),
+				rule([]string{"authorization.k8s.io"}, []string{"subjectaccessreviews"}, []string{"create"}),
 			}},
 			{ObjectMeta: meta("system:discovery"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{
 				"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/",

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/apiloom/apiloom/server/resource"
@@ -29,19 +30,28 @@ type Config struct {
 	Authorizer authorizer.UnconditionalAuthorizer
 	// RuleResolver answers SelfSubjectRulesReview; required.
 	RuleResolver authorizer.RuleResolver
+	// Authenticator answers TokenReview: the server's request
+	// authenticator, which it asks about a request bearing the token.
+	// Nil answers every TokenReview unauthenticated.
+	Authenticator authenticator.Request
+	// APIAudiences are the audiences a TokenReview without
+	// spec.audiences asks for (--api-audiences).
+	APIAudiences []string
 	// MaxRequestBodyBytes caps a review's body (413 beyond it); zero means
 	// DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
 }
 
-// Handler serves the five review kinds. It holds no state beyond its
+// Handler serves the six review kinds. It holds no state beyond its
 // Config, so it is safe for concurrent use.
 type Handler struct {
-	authz  authorizer.UnconditionalAuthorizer
-	rules  authorizer.RuleResolver
-	max    int64
-	now    func() time.Time
-	codecs serializer.CodecFactory
+	authz     authorizer.UnconditionalAuthorizer
+	rules     authorizer.RuleResolver
+	authn     authenticator.Request
+	audiences []string
+	max       int64
+	now       func() time.Time
+	codecs    serializer.CodecFactory
 }
 
 // New returns the reviews' handler; it fails when cfg lacks the authorizer
@@ -59,7 +69,8 @@ func newHandler(cfg Config, now func() time.Time) (*Handler, error) {
 	if cfg.MaxRequestBodyBytes <= 0 {
 		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	return &Handler{authz: cfg.Authorizer, rules: cfg.RuleResolver, max: cfg.MaxRequestBodyBytes, now: now,
+	return &Handler{authz: cfg.Authorizer, rules: cfg.RuleResolver, authn: cfg.Authenticator, audiences: cfg.APIAudiences,
+		max: cfg.MaxRequestBodyBytes, now: now,
 		codecs: serializer.NewCodecFactory(scheme, serializer.EnableStrict)}, nil
 }
 
@@ -135,6 +146,13 @@ var kinds = []*kind{
 		new:  func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
 		create: func(h *Handler, r *http.Request, _ runtime.Object) (runtime.Object, error) {
 			return h.selfSubjectReview(r)
+		},
+	},
+	{
+		info: reviewInfo(authnGV, "TokenReview", "tokenreviews", false, authenticationv1.TokenReview{}.OpenAPIModelName()),
+		new:  func() runtime.Object { return &authenticationv1.TokenReview{} },
+		create: func(h *Handler, r *http.Request, obj runtime.Object) (runtime.Object, error) {
+			return h.tokenReview(r, obj.(*authenticationv1.TokenReview))
 		},
 	},
 }
