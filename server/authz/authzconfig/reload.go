@@ -66,6 +66,9 @@ func NewReloadable(b *Builder, c *api.AuthorizationConfiguration, file string, d
 		require.Insert(ac.Type)
 	}
 	require.Delete(api.TypeWebhook)
+	if file != "" {
+		metrics.RegisterMetrics() // before any record: it sets up their hashing
+	}
 	r := &Reloadable{builder: b, file: file, interval: interval, serverID: serverID, log: log,
 		require: require, lastData: data, lastConfig: c}
 	r.current.Store(&built{Authorizer: a, rules: rules})
@@ -98,7 +101,6 @@ func (r *Reloadable) Run(ctx context.Context) {
 	if r.file == "" {
 		return
 	}
-	metrics.RegisterMetrics()
 	r.mu.Lock()
 	metrics.RecordAuthorizationConfigLastConfigInfo(r.serverID, string(r.lastData))
 	r.mu.Unlock()
