@@ -100,7 +100,7 @@ func TestChainOrder(t *testing.T) {
 
 // webhookServer allows alice, denies bob with a reason, and has no
 // opinion on anyone else.
-func webhookServer(t *testing.T) *authzconfigtest.Webhook {
+func webhookServer(t testing.TB) *authzconfigtest.Webhook {
 	return authzconfigtest.Start(t, func(s authorizationv1.SubjectAccessReviewSpec) (bool, bool, string) {
 		switch s.User {
 		case "alice":
