@@ -134,3 +134,44 @@ func TestAuthorizationWebhook(t *testing.T) {
 		t.Fatalf("erin after a bad file: %v, want the kept chain to allow", err)
 	}
 }
+
+// TestAuthorizationWebhookMode: --authorization-mode=Webhook,RBAC with the
+// --authorization-webhook-* flags, whose SubjectAccessReviews are v1beta1
+// by default: the webhook allows alice and denies bob; RBAC is asked
+// about the users it has no opinion on.
+func TestAuthorizationWebhookMode(t *testing.T) {
+	versions := make(chan string, 16)
+	hook := authzconfigtest.StartVersioned(t, func(version string, s authorizationv1.SubjectAccessReviewSpec) (bool, bool, string) {
+		select {
+		case versions <- version:
+		default:
+		}
+		switch s.User {
+		case "alice":
+			return true, false, "corp allows alice"
+		case "bob":
+			return false, true, "bob is on leave"
+		}
+		return false, false, ""
+	})
+	ts, _ := startServer(t, func(o *apiserver.Options) {
+		o.AuthorizationModes = []string{apiserver.AuthorizationModeWebhook, apiserver.AuthorizationModeRBAC}
+		o.AuthorizationConfig.Webhook.ConfigFile = hook.Kubeconfig
+	})
+	list := func(name string) error {
+		_, err := kubernetes.NewForConfigOrDie(ts.UserConfig(name)).CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+		return err
+	}
+	if err := list("alice"); err != nil {
+		t.Fatalf("alice: %v", err)
+	}
+	if v := <-versions; v != "authorization.k8s.io/v1beta1" {
+		t.Errorf("the webhook was sent %s, want --authorization-webhook-version's default v1beta1", v)
+	}
+	if err := list("bob"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "bob is on leave") {
+		t.Fatalf("bob: %v, want 403 with the webhook's reason", err)
+	}
+	if err := list("dave"); !apierrors.IsForbidden(err) {
+		t.Fatalf("dave, unknown to the webhook and RBAC: %v, want 403", err)
+	}
+}

@@ -33,6 +33,13 @@ type Webhook struct {
 // Start serves decide over HTTPS until the test ends.
 func Start(t testing.TB, decide Decide) *Webhook {
 	t.Helper()
+	return StartVersioned(t, func(_ string, s authorizationv1.SubjectAccessReviewSpec) (bool, bool, string) { return decide(s) })
+}
+
+// StartVersioned is Start for a decide that is told the apiVersion of
+// each review (authorization.k8s.io/v1 or v1beta1).
+func StartVersioned(t testing.TB, decide func(apiVersion string, spec authorizationv1.SubjectAccessReviewSpec) (allowed, denied bool, reason string)) *Webhook {
+	t.Helper()
 	w := &Webhook{}
 	w.srv = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.calls.Add(1)
@@ -47,7 +54,7 @@ func Start(t testing.TB, decide Decide) *Webhook {
 			http.Error(rw, err.Error(), http.StatusBadRequest)
 			return
 		}
-		allowed, denied, reason := decide(review.Spec)
+		allowed, denied, reason := decide(review.APIVersion, review.Spec)
 		raw := map[string]any{
 			"apiVersion": review.APIVersion, "kind": "SubjectAccessReview",
 			"status": map[string]any{"allowed": allowed, "denied": denied, "reason": reason},
