@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -25,8 +26,11 @@ func TestDelegationFlags(t *testing.T) {
 	o.AddFlags(fs)
 	for flag, def := range map[string]string{
 		"authentication-kubeconfig": "", "authorization-kubeconfig": "", "kubeconfig": "",
-		"authentication-token-webhook-cache-ttl": "10s", "authorization-webhook-cache-authorized-ttl": "10s",
-		"authorization-webhook-cache-unauthorized-ttl": "10s", "authentication-skip-lookup": "false",
+		"authentication-token-webhook-cache-ttl": "10s",
+		// kube-apiserver's webhook authorizer's defaults (options_authorization.go);
+		// the delegating authorizer keeps its own unless they are given.
+		"authorization-webhook-cache-authorized-ttl": "5m0s", "authorization-webhook-cache-unauthorized-ttl": "30s",
+		"authentication-skip-lookup":             "false",
 		"authentication-tolerate-lookup-failure": "false", "authorization-always-allow-paths": "[/healthz,/readyz,/livez]",
 		"requestheader-username-headers": "[x-remote-user]", "requestheader-group-headers": "[x-remote-group]",
 		"requestheader-extra-headers-prefix": "[x-remote-extra-]", "requestheader-client-ca-file": "",
@@ -43,6 +47,9 @@ func TestDelegationFlags(t *testing.T) {
 	}
 	if o.Aggregated() {
 		t.Fatal("aggregated without a delegating kubeconfig")
+	}
+	if d := o.Delegation.Authorization; d.AllowCacheTTL != 10*time.Second || d.DenyCacheTTL != 10*time.Second {
+		t.Errorf("delegating cache TTLs %v/%v, want upstream's 10s/10s", d.AllowCacheTTL, d.DenyCacheTTL)
 	}
 	if got := o.http2MaxStreams(); got != 100 {
 		t.Errorf("standalone HTTP/2 stream limit %d, want kube-apiserver's 100", got)

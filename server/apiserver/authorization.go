@@ -1,60 +1,27 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
-	"strings"
+	"sync"
 
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	cborserializer "k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/authorization/union"
+	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 	"k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/apiloom/apiloom/server/authz/authzconfig"
 )
-
-// The authorization modes --authorization-mode takes, kube-apiserver's
-// names. Requests are asked of each in turn; the first to allow or deny
-// decides, and a request none allows is refused with 403.
-const (
-	AuthorizationModeRBAC        = "RBAC"
-	AuthorizationModeAlwaysAllow = "AlwaysAllow"
-)
-
-var authorizationModes = []string{AuthorizationModeRBAC, AuthorizationModeAlwaysAllow}
-
-func (o *Options) addAuthorizationFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"ordered list of authorizers asked of every request ("+strings.Join(authorizationModes, ", ")+"); "+
-			"the group system:masters is allowed everything before them, as in kube-apiserver")
-}
-
-func (o *Options) validateAuthorization() []error {
-	var errs []error
-	if len(o.AuthorizationModes) == 0 {
-		errs = append(errs, fmt.Errorf("--authorization-mode must name at least one of %s", strings.Join(authorizationModes, ", ")))
-	}
-	seen := map[string]bool{}
-	for _, m := range o.AuthorizationModes {
-		switch {
-		case !slices.Contains(authorizationModes, m):
-			errs = append(errs, fmt.Errorf("--authorization-mode: %q is not one of %s", m, strings.Join(authorizationModes, ", ")))
-		case seen[m]:
-			errs = append(errs, fmt.Errorf("--authorization-mode: %q is given twice", m))
-		}
-		seen[m] = true
-	}
-	return errs
-}
 
 // authorizers are the decision makers of the chain: the authorizer every
 // request passes, and the rule resolver SelfSubjectRulesReview reads.
@@ -64,38 +31,47 @@ type authorizers struct {
 }
 
 // ruleAuthorizer is an authorizer that can also list a user's rules.
-type ruleAuthorizer interface {
-	authorizer.Authorizer
-	authorizer.RuleResolver
-}
+type ruleAuthorizer = authzconfig.RuleAuthorizer
 
 // newAuthorizers chains system:masters' bypass and the modes in order,
 // with k8s.io/apiserver's union, as kube-apiserver does; rbac is the RBAC
 // authorizer, used when RBAC is one of them.
 func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
-	chain := []union.NamedAuthorizer{{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}}
-	var resolvers []authorizer.RuleResolver
-	for _, m := range modes {
-		var a ruleAuthorizer
-		switch m {
-		case AuthorizationModeAlwaysAllow:
-			a = authorizerfactory.NewAlwaysAllowAuthorizer()
-		case AuthorizationModeRBAC:
-			if rbac == nil {
-				return authorizers{}, errRBACNotServed
-			}
-			a = rbac
-		default:
-			return authorizers{}, fmt.Errorf("--authorization-mode: %q is not one of %s", m, strings.Join(authorizationModes, ", "))
-		}
-		chain = append(chain, union.NamedAuthorizer{AuthorizerName: strings.ToLower(m), Authorizer: a})
-		resolvers = append(resolvers, a)
+	b := &authzconfig.Builder{RBAC: rbac, Compiler: authorizationcel.NewDefaultCompiler()}
+	if rbac == nil && slices.Contains(modes, AuthorizationModeRBAC) {
+		return authorizers{}, errRBACNotServed
 	}
-	a, err := union.New(chain...)
+	a, rules, err := b.Build(authzconfig.FromModes(modes, authzconfig.WebhookFlags{}))
 	if err != nil {
 		return authorizers{}, err
 	}
-	return authorizers{Authorizer: a, rules: union.NewRuleResolvers(resolvers...)}, nil
+	return authorizers{Authorizer: a, rules: rules}, nil
+}
+
+// startAuthorizers builds the chain the options configure (flags or
+// --authorization-config) and, for a file, keeps reloading it in the
+// background until ctx ends. The RBAC authorizer rbac, when RBAC is on,
+// is shared by every chain a reload builds.
+func (s *Server) startAuthorizers(ctx context.Context, rbac rbacAuthorizer, background *sync.WaitGroup) (authorizers, error) {
+	c, data, err := s.opts.authorizationConfiguration()
+	if err != nil {
+		return authorizers{}, fmt.Errorf("--authorization-config: %w", err)
+	}
+	opts := s.opts.AuthorizationConfig
+	b := &authzconfig.Builder{Backoff: opts.RetryBackoff, Compiler: authorizationcel.NewDefaultCompiler()}
+	if rbac != nil {
+		b.RBAC = rbac
+	} else if authzconfig.Uses(c, AuthorizationModeRBAC) {
+		return authorizers{}, errRBACNotServed
+	}
+	id, _ := os.Hostname()
+	r, err := authzconfig.NewReloadable(b, c, opts.File, data, opts.ReloadInterval, "apiloom-"+id, s.log.With("component", "authorization"))
+	if err != nil {
+		return authorizers{}, err
+	}
+	background.Add(1)
+	go func() { defer background.Done(); r.Run(ctx) }()
+	return authorizers{Authorizer: r, rules: r}, nil
 }
 
 // statusCodecs encode the Status objects the k8s.io/apiserver filters

@@ -128,6 +128,9 @@ type Options struct {
 	// AuthorizationModes are the authorizers every request is asked of,
 	// in order, after system:masters' bypass (authorization.go).
 	AuthorizationModes []string
+	// AuthorizationConfig are --authorization-config and the webhook
+	// flags of --authorization-mode=Webhook (options_authorization.go).
+	AuthorizationConfig AuthorizationConfigOptions
 	// ShutdownTimeout bounds how long in-flight requests get to finish.
 	ShutdownTimeout time.Duration
 	// TracingConfigFile (--tracing-config-file) holds an
@@ -241,6 +244,7 @@ func DefaultOptions() Options {
 		EtcdVerifyCreates:         VerifyCreatesAuto,
 		ShutdownTimeout:           30 * time.Second,
 		AuthorizationModes:        []string{AuthorizationModeRBAC},
+		AuthorizationConfig:       defaultAuthorizationConfigOptions(),
 		// kube-apiserver's defaults.
 		RequestTimeout:              60 * time.Second,
 		MaxRequestsInFlight:         400,

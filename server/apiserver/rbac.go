@@ -41,7 +41,7 @@ func servesRBACKinds(reg *registry.Registry) bool {
 // RBAC kinds, fed in the background until ctx ends; nil when RBAC is not
 // among the authorization modes.
 func (s *Server) startRBAC(ctx context.Context, served *registry.Served, background *sync.WaitGroup) (rbacAuthorizer, error) {
-	if !slices.Contains(s.opts.AuthorizationModes, AuthorizationModeRBAC) {
+	if !s.opts.authorizesWithRBAC() {
 		return nil, nil
 	}
 	roles, ok1 := registry.Storage[*rbacv1.Role](served)

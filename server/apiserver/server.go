@@ -10,7 +10,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -71,7 +70,7 @@ func New(opts Options, reg *registry.Registry, log *slog.Logger) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	if slices.Contains(opts.AuthorizationModes, AuthorizationModeRBAC) && !servesRBACKinds(reg) {
+	if opts.authorizesWithRBAC() && !servesRBACKinds(reg) {
 		return nil, errRBACNotServed
 	}
 	if len(reg.Entries()) == 0 {
@@ -237,7 +236,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if host != nil {
 		authz = authorizers{Authorizer: host.authz}
 		host.run(requestsCtx, &background)
-	} else if authz, err = newAuthorizers(s.opts.AuthorizationModes, rbacAuthz); err != nil {
+	} else if authz, err = s.startAuthorizers(requestsCtx, rbacAuthz, &background); err != nil {
 		return err
 	}
 	escalation.set(authz, rbacAuthz)

@@ -26,6 +26,8 @@ var upstreamPrefixes = []string{
 	"apiserver_envelope_encryption_",
 	"apiserver_encryption_config_controller_",
 	"apiserver_audit_",
+	// Authorization (authzconfig): decisions, webhooks, match conditions, reloads.
+	"apiserver_authorization_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds
