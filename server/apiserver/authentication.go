@@ -25,6 +25,9 @@ type authentication struct {
 	// admin is the client certificate of the kubeconfig written at start.
 	admin *authn.ClientCert
 	notes []string
+	// serviceAccounts issues and checks ServiceAccount tokens
+	// (serviceaccounts.go); nil in aggregated mode.
+	serviceAccounts *serviceAccounts
 }
 
 // newAuthentication prepares the server's CA, the admin certificate and
@@ -42,11 +45,17 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth, err := authn.New(authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth})
+	sa, err := newServiceAccounts(o)
 	if err != nil {
 		return nil, err
 	}
-	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes}, nil
+	cfg := authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth}
+	cfg.Tokens = append(cfg.Tokens, sa.authn)
+	auth, err := authn.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes, serviceAccounts: sa}, nil
 }
 
 // withAuthentication puts the request's user in its context
