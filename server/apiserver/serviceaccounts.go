@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiloom/apiloom/server/controllers"
+	sacontrollers "github.com/apiloom/apiloom/server/controllers/serviceaccount"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
 	"github.com/apiloom/apiloom/server/registry"
 	"github.com/apiloom/apiloom/server/resource"
@@ -155,4 +157,35 @@ func (s storedObjects) Secret(ctx context.Context, namespace, name string) (*cor
 		return nil, storageerr.Status(err, schema.GroupResource{Resource: "secrets"}, name, storageerr.Other)
 	}
 	return secret, nil
+}
+
+// serviceAccountControllers are the loops that give every namespace its
+// default ServiceAccount and its kube-root-ca.crt ConfigMap, where the
+// kinds they write are served. The CA published is the one that signed
+// the serving certificate (DataDir/pki/ca.crt, or the operator's);
+// without one known, as with a --tls-cert-file of another CA, nothing is
+// published, rather than a CA that does not verify the server.
+func (s *Server) serviceAccountControllers() []controllers.Controller {
+	var list []controllers.Controller
+	if !s.registry.ServesNamespaces() {
+		return nil
+	}
+	infos := s.registry.Infos()
+	if controllerEnabled(s.opts.Controllers, controllerServiceAccount) && servesCore(infos, "serviceaccounts") {
+		list = append(list, sacontrollers.NewServiceAccounts())
+	}
+	if controllerEnabled(s.opts.Controllers, controllerRootCAPublisher) && servesCore(infos, "configmaps") && len(s.caPEM) > 0 {
+		list = append(list, sacontrollers.NewRootCAPublisher(s.caPEM))
+	}
+	return list
+}
+
+// servesCore reports whether core/v1 plural is among infos.
+func servesCore(infos []*resource.Info, plural string) bool {
+	for _, i := range infos {
+		if i.Group == "" && i.Version == "v1" && i.Plural == plural {
+			return true
+		}
+	}
+	return false
 }
