@@ -27,6 +27,9 @@ type authentication struct {
 	notes []string
 	// tokens are the JWT and webhook authenticators (tokenauthn.go).
 	tokens *tokenAuthn
+	// serviceAccounts issues and checks ServiceAccount tokens
+	// (serviceaccounts.go); nil in aggregated mode.
+	serviceAccounts *serviceAccounts
 }
 
 // newAuthentication prepares the server's CA, the admin certificate and
@@ -44,17 +47,23 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 	if err != nil {
 		return nil, err
 	}
+	sa, err := newServiceAccounts(o)
+	if err != nil {
+		return nil, err
+	}
 	tokens, err := newTokenAuthn(o)
 	if err != nil {
 		return nil, err
 	}
+	// kube-apiserver's order: the token file, ServiceAccount tokens, JWT
+	// issuers, the webhook.
 	auth, err := authn.New(authn.Config{ClientCAs: pool, TokenAuthFile: o.TokenAuthFile, LoopbackToken: token, Anonymous: o.AnonymousAuth,
-		Tokens: tokens.tokens, APIAudiences: o.TokenAuthn.APIAudiences})
+		Tokens: append([]authenticator.Token{sa.authn}, tokens.tokens...), APIAudiences: o.apiAudiences()})
 	if err != nil {
 		tokens.close()
 		return nil, err
 	}
-	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes, tokens: tokens}, nil
+	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes, tokens: tokens, serviceAccounts: sa}, nil
 }
 
 // withAuthentication puts the request's user in its context

@@ -20,11 +20,13 @@ const (
 	controllerClusterRoleAggregation = "clusterrole-aggregation"
 	controllerPolicyStatus           = "validatingadmissionpolicy-status"
 	controllerStorageVersionMigrator = "storage-version-migrator-controller"
+	controllerServiceAccount         = "serviceaccount"
+	controllerRootCAPublisher        = "root-ca-cert-publisher"
 )
 
 // controllerNames are every controller the server can run.
 var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus,
-	controllerStorageVersionMigrator}
+	controllerStorageVersionMigrator, controllerServiceAccount, controllerRootCAPublisher}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -57,6 +59,7 @@ func (s *Server) controllerList() []controllers.Controller {
 	if controllerEnabled(s.opts.Controllers, controllerStorageVersionMigrator) && s.servesMigrations() {
 		list = append(list, svm.New(svm.Config{PageSize: s.opts.StorageVersionMigrationPageSize}))
 	}
+	list = append(list, s.serviceAccountControllers()...)
 	return list
 }
 

@@ -173,6 +173,8 @@ type Options struct {
 	EtcdMaxRequestBytes int
 	// Snapshots are the scheduled etcd snapshots (options_snapshot.go).
 	Snapshots SnapshotOptions
+	// ServiceAccounts are the ServiceAccount token flags (options_serviceaccount.go).
+	ServiceAccounts ServiceAccountOptions
 
 	// Election decides which replica runs the controllers inside the
 	// server (namespace deletion, garbage collection): the one holding
@@ -257,6 +259,7 @@ func DefaultOptions() Options {
 		// etcd's own default.
 		EtcdMaxRequestBytes: storage.DefaultMaxRequestBytes,
 		Snapshots:           defaultSnapshotOptions(),
+		ServiceAccounts:     defaultServiceAccountOptions(),
 		// kube-controller-manager's.
 		Election:                 controllers.DefaultElection(),
 		Controllers:              []string{"*"},
@@ -333,6 +336,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addAuditFlags(fs)
 	o.addAuthenticationFlags(fs)
 	o.addSnapshotFlags(fs)
+	o.addServiceAccountFlags(fs)
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "how long a request other than a watch may take: then its body reads and response writes fail and the client gets 504 Timeout; a client's ?timeout= parameter shortens it; 0 disables")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "seats of read-only requests served at once: a get takes one, a list one per 100 objects it reads (at most 10); a request finding too few free waits up to a quarter of --request-timeout (behind at most as many requests as there are seats), then gets 429 Too Many Requests with Retry-After: 1, which clients retry; watches and health checks take none; 0: no limit")
@@ -401,6 +405,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateAudit()...)
 	errs = append(errs, o.validateAuthentication()...)
 	errs = append(errs, o.validateSnapshots()...)
+	errs = append(errs, o.validateServiceAccounts()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

@@ -16,10 +16,6 @@ import (
 // authenticators beyond the token file: JWT issuers (structured
 // configuration or the classic --oidc-* flags) and a webhook.
 type TokenAuthnOptions struct {
-	// APIAudiences (--api-audiences) are the server's own audiences: a
-	// TokenReview without spec.audiences asks for these, and tokens that
-	// name no audience (token file, webhook, JWT) are good for these only.
-	APIAudiences []string
 	// AuthenticationConfigFile (--authentication-config) is an
 	// apiserver.config.k8s.io AuthenticationConfiguration, reloaded while
 	// serving.
@@ -58,8 +54,6 @@ func defaultTokenAuthnOptions() TokenAuthnOptions {
 // webhook token authenticators, with its names, defaults and help.
 func (o *Options) addAuthenticationFlags(fs *pflag.FlagSet) {
 	t := &o.TokenAuthn
-	fs.StringSliceVar(&t.APIAudiences, "api-audiences", t.APIAudiences,
-		"Identifiers of the API. Tokens bound to audiences are accepted for at least one of these; a TokenReview without spec.audiences asks for these.")
 	fs.StringVar(&t.AuthenticationConfigFile, "authentication-config", t.AuthenticationConfigFile,
 		"File with Authentication Configuration (apiserver.config.k8s.io/v1 AuthenticationConfiguration) to configure the JWT Token authenticator: issuers, audiences, claim mappings, CEL claim and user validation rules; reloaded when it changes. Mutually exclusive with the --oidc-* flags. Its anonymous section is not supported (use --anonymous-auth)")
 	oidc := func(name string, v pflag.Value, usage string) {

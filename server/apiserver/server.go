@@ -192,6 +192,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer served.Close()
+	authSetup.serviceAccounts.attach(served)
 
 	// Listening first tells discovery the address /api names; connections
 	// wait in the backlog until the server is assembled.
@@ -209,6 +210,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if host == nil {
 		infos = append(infos, reviews.Infos()...)
 	}
+	infos = authSetup.serviceAccounts.withSubresources(infos)
 	disc, err := discovery.New(infos, s.registry.OpenAPIDefinitions(), serverVersion(),
 		discovery.WithServerAddress(advertisedAddress(s.opts.BindAddress, ln)))
 	if err != nil {
@@ -245,13 +247,14 @@ func (s *Server) Run(ctx context.Context) error {
 	disc.Install(mux)
 	if host == nil {
 		// The host serves the reviews in aggregated mode.
-		if err := installReviews(mux, authz, authSetup.auth, s.opts.TokenAuthn.APIAudiences, s.opts.MaxRequestBodyBytes); err != nil {
+		if err := installReviews(mux, authz, authSetup.auth, s.opts.apiAudiences(), s.opts.MaxRequestBodyBytes); err != nil {
 			return err
 		}
 	}
 	resources := endpoints.NewHandler(served.Resources...)
 	mux.Handle("/apis/", resources)
 	mux.Handle("/api/", resources) // the core group, /api/v1/...
+	authSetup.serviceAccounts.install(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metricsGatherer(metrics), promhttp.HandlerOpts{}))
 	if s.opts.Profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)

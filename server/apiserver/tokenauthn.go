@@ -69,7 +69,7 @@ func newTokenAuthn(o *Options) (*tokenAuthn, error) {
 	if cfg != nil {
 		// Built even with no issuer in the file, so that a reload can
 		// add one.
-		a, err := jwt.New(cfg, jwt.Options{SigningAlgs: algs, APIAudiences: t.APIAudiences})
+		a, err := jwt.New(cfg, jwt.Options{SigningAlgs: algs, APIAudiences: o.apiAudiences()})
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func newTokenAuthn(o *Options) (*tokenAuthn, error) {
 	}
 	if t.WebhookConfigFile != "" {
 		w, err := tokenwebhook.New(tokenwebhook.Config{
-			ConfigFile: t.WebhookConfigFile, Version: t.WebhookVersion, CacheTTL: t.WebhookCacheTTL, APIAudiences: t.APIAudiences,
+			ConfigFile: t.WebhookConfigFile, Version: t.WebhookVersion, CacheTTL: t.WebhookCacheTTL, APIAudiences: o.apiAudiences(),
 		})
 		if err != nil {
 			out.close()

@@ -70,6 +70,14 @@ func aggregatedVersion(v *groupVersion) apidiscoveryv2.APIVersionDiscovery {
 				Verbs:        statusVerbs,
 			})
 		}
+		for _, sub := range info.Subresources {
+			kind := sub.Kind
+			r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+				Subresource:  sub.Name,
+				ResponseKind: &kind,
+				Verbs:        sub.Verbs,
+			})
+		}
 		out.Resources = append(out.Resources, r)
 	}
 	return out

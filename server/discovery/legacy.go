@@ -146,6 +146,16 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 				Verbs:      statusVerbs,
 			})
 		}
+		for _, sub := range info.Subresources {
+			out.APIResources = append(out.APIResources, metav1.APIResource{
+				Name:       info.Plural + "/" + sub.Name,
+				Namespaced: info.Namespaced,
+				Group:      sub.Kind.Group,
+				Version:    sub.Kind.Version,
+				Kind:       sub.Kind.Kind,
+				Verbs:      sub.Verbs,
+			})
+		}
 	}
 	return out
 }

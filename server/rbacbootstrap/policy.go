@@ -83,7 +83,7 @@ func groupBinding(name string, groups ...string) *rbacv1.ClusterRoleBinding {
 // kind's API group (UserKindRoles).
 //
 // The system:aggregate-to-* roles keep upstream's rules only for the
-// resources apiloom can serve (configmaps, secrets, namespaces, events of
+// resources apiloom can serve (configmaps, secrets, serviceaccounts, namespaces, events of
 // both groups, leases, the RBAC kinds and localsubjectaccessreviews), in
 // upstream's words and order: a rule on a kind apiloom never serves
 // (pods, deployments, ...) grants nothing here, but would let a user
@@ -109,12 +109,16 @@ func Default(infos []*resource.Info) Policy {
 				rule([]string{""}, []string{"configmaps", "secrets"}, write),
 				rule([]string{"", "events.k8s.io"}, []string{"events"}, write),
 				rule([]string{"coordination.k8s.io"}, []string{"leases"}, readWrite),
+				rule([]string{""}, []string{"serviceaccounts"}, []string{"impersonate"}),
+				rule([]string{""}, []string{"serviceaccounts"}, write),
+				rule([]string{""}, []string{"serviceaccounts/token"}, []string{"create"}),
 			}},
 			{ObjectMeta: meta("system:aggregate-to-view", AggregateToView), Rules: []rbacv1.PolicyRule{
 				rule([]string{""}, []string{"configmaps"}, read),
 				rule([]string{""}, []string{"namespaces/status"}, read),
 				rule([]string{""}, []string{"namespaces"}, read),
 				rule([]string{"", "events.k8s.io"}, []string{"events"}, read),
+				rule([]string{""}, []string{"serviceaccounts"}, read),
 			}},
 			{ObjectMeta: meta("system:basic-user"), Rules: []rbacv1.PolicyRule{
 				rule([]string{"authorization.k8s.io"}, []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, []string{"create"}),
@@ -133,12 +137,19 @@ func Default(infos []*resource.Info) Policy {
 			{ObjectMeta: meta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{
 				"/healthz", "/livez", "/readyz", "/version", "/version/",
 			}}}},
+			// What a relying party inside the cluster reads to verify
+			// ServiceAccount tokens (with the trailing-slash forms, as
+			// upstream, for clients generated from old OpenAPI).
+			{ObjectMeta: meta("system:service-account-issuer-discovery"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{
+				"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/",
+			}}}},
 		},
 		ClusterRoleBindings: []*rbacv1.ClusterRoleBinding{
 			groupBinding("cluster-admin", "system:masters"),
 			groupBinding("system:basic-user", "system:authenticated"),
 			groupBinding("system:discovery", "system:authenticated"),
 			groupBinding("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
+			groupBinding("system:service-account-issuer-discovery", "system:serviceaccounts"),
 		},
 	}
 	p.ClusterRoles = append(p.ClusterRoles, UserKindRoles(infos)...)

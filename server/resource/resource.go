@@ -92,6 +92,22 @@ type Info struct {
 	// server/reviews): it serves only create, on its collection, and has
 	// no list kind, no status subresource and no storage version.
 	CreateOnly bool
+	// Subresources are subresources served by a handler of their own, not
+	// by the kind's generic REST handler (a ServiceAccount's token):
+	// discovery lists them; the server routes them.
+	Subresources []SubresourceInfo
+}
+
+// SubresourceInfo is what discovery says of a subresource with a handler
+// of its own.
+type SubresourceInfo struct {
+	// Name is the path segment after the object's name ("token").
+	Name string
+	// Kind is the kind it reads and answers (authentication.k8s.io/v1
+	// TokenRequest).
+	Kind metav1.GroupVersionKind
+	// Verbs are the verbs it serves (create).
+	Verbs []string
 }
 
 // Strategy holds the facts of a kind that kube-apiserver's registry

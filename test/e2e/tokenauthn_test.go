@@ -271,7 +271,8 @@ func TestTokenReviewAndWebhook(t *testing.T) {
 		{name: "webhook", token: "hook-token", want: "wanda hook-users,system:authenticated"},
 		{name: "bad token", token: "no-such-token"},
 		{name: "OIDC refused by a claim rule", token: is.Token(t, map[string]any{"aud": "apiloom", "email": "ann@example.com", "tenant": "umbrella"}), wantErr: "not a member of tenant acme"},
-		// No --api-audiences: a token that names no audience is good for none asked for.
+		// No --api-audiences: the API's audiences are the issuer's; a token
+		// that names no audience is good for those only.
 		{name: "token file for another audience", token: "carol-token", audiences: []string{"vault"}},
 	} {
 		r, err := review(ctx, admin, tc.token, tc.audiences...)

@@ -220,10 +220,51 @@ func secretFields(o *corev1.Secret) fields.Set {
 	return f
 }
 
+// ServiceAccount defines the serviceaccounts resource of v1 (kind ServiceAccount).
+var ServiceAccount = &resource.Definition[*corev1.ServiceAccount]{
+	Info: resource.Info{
+		Group:            "",
+		Version:          "v1",
+		Kind:             "ServiceAccount",
+		ListKind:         "ServiceAccountList",
+		Plural:           "serviceaccounts",
+		Singular:         "serviceaccount",
+		Namespaced:       true,
+		ShortNames:       []string{"sa"},
+		Categories:       nil,
+		HasStatus:        false,
+		SelectableFields: nil,
+		PrintColumns: []resource.PrintColumn{
+			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+		},
+		OpenAPIName: "io.k8s.api.core.v1.ServiceAccount",
+		Schema:      ``,
+		BuiltIn:     true,
+		Strategy: resource.Strategy{
+			UnconditionalUpdate:   true,
+			UntrackedGeneration:   true,
+			StatusUpdatesMetadata: false,
+			DeleteAnswersStatus:   false,
+		},
+	},
+	New:    func() *corev1.ServiceAccount { return new(corev1.ServiceAccount) },
+	Fields: func(o *corev1.ServiceAccount) fields.Set { return resource.ObjectFields(o, true) },
+	// ServiceAccount has no status subresource.
+	CopyStatus: func(_, _ *corev1.ServiceAccount) {},
+	SpecEqual: func(a, b *corev1.ServiceAccount) bool {
+		return equality.Semantic.DeepEqual(a.Secrets, b.Secrets) &&
+			equality.Semantic.DeepEqual(a.ImagePullSecrets, b.ImagePullSecrets) &&
+			equality.Semantic.DeepEqual(a.AutomountServiceAccountToken, b.AutomountServiceAccountToken)
+	},
+	Validate: validation.ServiceAccount,
+	Prepare:  strategy.ServiceAccountPrepare,
+}
+
 // Install registers every v1 resource with r.
 func Install(r *registry.Registry) {
 	registry.Register(r, ConfigMap)
 	registry.Register(r, Event)
 	registry.Register(r, Namespace)
 	registry.Register(r, Secret)
+	registry.Register(r, ServiceAccount)
 }
