@@ -26,6 +26,8 @@ var upstreamPrefixes = []string{
 	"apiserver_envelope_encryption_",
 	"apiserver_encryption_config_controller_",
 	"apiserver_audit_",
+	// API Priority and Fairness (apf.go).
+	"apiserver_flowcontrol_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds
