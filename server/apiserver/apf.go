@@ -75,7 +75,9 @@ func (s *Server) newFlowControl(ln net.Listener, token string, caPEM []byte, res
 	if err != nil {
 		return nil, err
 	}
-	stats := func(string) (apiserverstorage.Stats, error) { return apiserverstorage.Stats{}, fcrequest.ObjectCountNotFoundErr }
+	stats := func(string) (apiserverstorage.Stats, error) {
+		return apiserverstorage.Stats{}, fcrequest.ObjectCountNotFoundErr
+	}
 	if oc, ok := resources.(objectCounter); ok {
 		stats = func(gr string) (apiserverstorage.Stats, error) {
 			n, known := oc.ObjectCount(gr)
@@ -149,4 +151,3 @@ func (fc *flowControl) start(ctx context.Context, wg *sync.WaitGroup) {
 	go func() { defer wg.Done(); fc.ensurer.Run(ctx) }()
 	go func() { defer wg.Done(); <-ctx.Done(); fc.factory.Shutdown() }()
 }
-

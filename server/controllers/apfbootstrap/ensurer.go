@@ -76,8 +76,10 @@ func New(client flowcontrolclient.FlowcontrolV1Interface, factory informers.Shar
 			_, err := fsClient.Update(ctx, o, metav1.UpdateOptions{FieldManager: FieldManager})
 			return err
 		},
-		delete: func(ctx context.Context, name string) error { return fsClient.Delete(ctx, name, metav1.DeleteOptions{}) },
-		copy:   (*flowcontrolv1.FlowSchema).DeepCopy,
+		delete: func(ctx context.Context, name string) error {
+			return fsClient.Delete(ctx, name, metav1.DeleteOptions{})
+		},
+		copy: (*flowcontrolv1.FlowSchema).DeepCopy,
 		specEqual: func(want, have *flowcontrolv1.FlowSchema) bool {
 			w := want.DeepCopy()
 			strategy.FlowSchema(w)
