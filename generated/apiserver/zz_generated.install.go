@@ -10,6 +10,7 @@ import (
 	eventsv1 "github.com/apiloom/apiloom/generated/apiserver/events/v1"
 	examplev1 "github.com/apiloom/apiloom/generated/apiserver/example/v1"
 	examplev2alpha1 "github.com/apiloom/apiloom/generated/apiserver/example/v2alpha1"
+	flowcontrolv1 "github.com/apiloom/apiloom/generated/apiserver/flowcontrol/v1"
 	rbacv1 "github.com/apiloom/apiloom/generated/apiserver/rbac/v1"
 	storagemigrationv1 "github.com/apiloom/apiloom/generated/apiserver/storagemigration/v1"
 	openapi "github.com/apiloom/apiloom/generated/openapi"
@@ -27,6 +28,7 @@ func Install(r *registry.Registry) {
 	eventsv1.Install(r)
 	examplev1.Install(r)
 	examplev2alpha1.Install(r)
+	flowcontrolv1.Install(r)
 	rbacv1.Install(r)
 	storagemigrationv1.Install(r)
 	r.SetOpenAPIDefinitions(openapi.GetOpenAPIDefinitions)

@@ -207,6 +207,8 @@ type Options struct {
 
 	DeleteCollectionOptions
 
+	APFOptions
+
 	// Delegation turns on aggregated mode and configures it
 	// (aggregated.go): users and permissions are the host cluster's.
 	Delegation DelegationOptions
@@ -269,6 +271,7 @@ func DefaultOptions() Options {
 		CBORServingAndStorage:    true,
 		Delegation:               defaultDelegationOptions(),
 		DeleteCollectionOptions:  defaultDeleteCollectionOptions(),
+		APFOptions:               defaultAPFOptions(),
 		Audit:                    defaultAuditOptions(),
 		TokenAuthn:               defaultTokenAuthnOptions(),
 	}
@@ -357,6 +360,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never; "+
 		"CBORServingAndStorage=true|false (default true; alpha and false in kube-apiserver) serves application/cbor and application/cbor-seq watches and accepts CBOR bodies (stored as JSON)")
 	o.addDeleteCollectionFlags(fs)
+	o.addPriorityAndFairnessFlags(fs)
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
 
@@ -406,6 +410,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateAuthentication()...)
 	errs = append(errs, o.validateSnapshots()...)
 	errs = append(errs, o.validateServiceAccounts()...)
+	errs = append(errs, o.validatePriorityAndFairness()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

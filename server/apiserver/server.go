@@ -281,10 +281,15 @@ func (s *Server) Run(ctx context.Context) error {
 	if rs, ok := resources.(readSizer); ok {
 		limits.readSize = rs.ReadSize
 	}
+	apf, err := s.newFlowControl(ln, token, cert.caPEM, resources)
+	if err != nil {
+		return err
+	}
+	apf.install(mux)
 	// kube-apiserver's order: the request info, then who is asking, as
 	// whom (impersonation), the in-flight limit, and whether they may.
 	cbor := s.opts.CBORServingAndStorage
-	limited := withImpersonation(authz, cbor, withMaxInFlight(limits, metrics, withAuthorization(authz, cbor, mux)))
+	limited := withImpersonation(authz, cbor, withConcurrencyLimit(apf, limits, metrics, withAuthorization(authz, cbor, mux)))
 	aud, err := newAuditing(&s.opts.Audit)
 	if err != nil {
 		return err
@@ -348,6 +353,7 @@ func (s *Server) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	startDynamicAdmission(&background)
+	apf.start(requestsCtx, &background)
 	s.log.Info("apiloom serving", "address", "https://"+s.addr, "kubeconfig", s.KubeconfigPath(),
 		"resources", len(served.Resources), "embeddedEtcd", etcd.Embedded(), "watchCache", s.opts.WatchCache, "http2Server", s.opts.HTTP2Server)
 	if err := s.ensureSystemNamespaces(requestsCtx, &background); err != nil {

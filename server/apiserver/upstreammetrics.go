@@ -28,6 +28,8 @@ var upstreamPrefixes = []string{
 	"apiserver_audit_",
 	// Authorization (authzconfig): decisions, webhooks, match conditions, reloads.
 	"apiserver_authorization_",
+	// API Priority and Fairness (apf.go).
+	"apiserver_flowcontrol_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -55,17 +56,30 @@ type route struct {
 // mounts this handler for the deeper paths and wraps it with
 // authentication.
 func NewHandler(resources ...Resource) http.Handler {
-	rt := &router{byPath: make(map[string]Resource, len(resources))}
+	rt := &router{byPath: make(map[string]Resource, len(resources)), byGroupResource: make(map[string]Resource, len(resources))}
 	for _, res := range resources {
 		i := res.Info()
 		rt.byPath[i.Group+"/"+i.Version+"/"+i.Plural] = res
+		rt.byGroupResource[schema.GroupResource{Group: i.Group, Resource: i.Plural}.String()] = res
 	}
 	return rt
 }
 
 // router finds the resource a path names. Immutable after NewHandler.
 type router struct {
-	byPath map[string]Resource // "group/version/plural"
+	byPath          map[string]Resource // "group/version/plural"
+	byGroupResource map[string]Resource // "plural.group", any version's
+}
+
+// ObjectCount is how many objects the resource groupResource
+// ("plural.group", GroupResource.String) holds, when its store can tell
+// without a read; API Priority and Fairness weighs a LIST by it.
+func (rt *router) ObjectCount(groupResource string) (n int, ok bool) {
+	res, found := rt.byGroupResource[groupResource]
+	if !found {
+		return 0, false
+	}
+	return res.stored()
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {

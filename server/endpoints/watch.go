@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"github.com/apiloom/apiloom/server/detach"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
@@ -53,6 +54,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 		if err != nil {
 			return storageerr.Status(err, h.gr, "", storageerr.Watch)
 		}
+		watchInitialized(r)
 		// The source owns the watcher from here on.
 		w.Header().Set("Content-Type", out.StreamContentType())
 		w.WriteHeader(http.StatusOK)
@@ -65,6 +67,7 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 	if err != nil {
 		return storageerr.Status(err, h.gr, "", storageerr.Watch)
 	}
+	watchInitialized(r)
 	events := storage.NewBlocking(watcher)
 	defer events.Stop()
 	if ws {
@@ -74,6 +77,13 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 	}
 	return nil
 }
+
+// watchInitialized tells API Priority and Fairness's filter that the
+// watch is set up: the store has registered the watcher and taken the
+// snapshot its initial events come from, which is the work kube-apiserver's
+// watch cache signals at the same point. The filter then frees the seats
+// the watch's initialization held; without the filter it does nothing.
+func watchInitialized(r *http.Request) { utilflowcontrol.WatchInitialized(r.Context()) }
 
 // errNoFlusher is kube-apiserver's answer to a watch it cannot stream.
 func errNoFlusher() error {

@@ -163,6 +163,7 @@ func TestMutatingRequestsBeyondTheLimit(t *testing.T) {
 	ts, cs := startServer(t, testserver.WithElection(false), testserver.WithControllers(), withOptions(func(o *apiserver.Options) {
 		o.RequestTimeout = timeout
 		o.MaxMutatingRequestsInFlight = 1
+		o.EnablePriorityAndFairness = false // the max-in-flight limit, APF's fallback
 	}))
 	ts.CreateNamespaces(t, "shop")
 	c := clients(t, ts)["HTTP/2"]
