@@ -9,6 +9,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/controllers/policystatus"
+	"github.com/apiloom/apiloom/server/controllers/resourcequota"
 	"github.com/apiloom/apiloom/server/controllers/svm"
 )
 
@@ -20,11 +21,12 @@ const (
 	controllerClusterRoleAggregation = "clusterrole-aggregation"
 	controllerPolicyStatus           = "validatingadmissionpolicy-status"
 	controllerStorageVersionMigrator = "storage-version-migrator-controller"
+	controllerResourceQuota          = "resourcequota"
 )
 
 // controllerNames are every controller the server can run.
 var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus,
-	controllerStorageVersionMigrator}
+	controllerStorageVersionMigrator, controllerResourceQuota}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -56,6 +58,9 @@ func (s *Server) controllerList() []controllers.Controller {
 	}
 	if controllerEnabled(s.opts.Controllers, controllerStorageVersionMigrator) && s.servesMigrations() {
 		list = append(list, svm.New(svm.Config{PageSize: s.opts.StorageVersionMigrationPageSize}))
+	}
+	if controllerEnabled(s.opts.Controllers, controllerResourceQuota) && s.servesResourceQuotas() {
+		list = append(list, resourcequota.New(s.opts.resourceQuotaConfig()))
 	}
 	return list
 }
