@@ -139,12 +139,14 @@ func (r *runner) run(ctx context.Context) error {
 }
 
 // openapi runs openapi-gen over the API packages, the upstream packages of
-// the built-in kinds, the apimachinery types every kind embeds, and the
+// the built-in kinds, the apimachinery types every kind embeds (and
+// resource.Quantity, which ResourceQuota holds), and the
 // review kinds every server serves (package server/reviews).
 func (r *runner) openapi(ctx context.Context, hdr, pkgs []string) error {
 	upstream := []string{
 		"k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/runtime",
 		"k8s.io/apimachinery/pkg/version", "k8s.io/apimachinery/pkg/util/intstr",
+		"k8s.io/apimachinery/pkg/api/resource",
 		"k8s.io/api/autoscaling/v1",
 		"k8s.io/api/authorization/v1", "k8s.io/api/authentication/v1",
 	}

@@ -22,6 +22,9 @@ const (
 	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
+	// ResourceQuota is upstream's quota admission, last as in
+	// kube-apiserver: it counts what the other plugins let through.
+	ResourceQuota = "ResourceQuota"
 )
 
 // ServerPlugins are the plugins the server gives its chain; nil for one it
@@ -45,6 +48,9 @@ type Dynamic struct {
 	MutatingWebhook   admission.MutationInterface
 	ValidatingPolicy  admission.ValidationInterface
 	ValidatingWebhook admission.ValidationInterface
+	// ResourceQuota refuses creates beyond a namespace's quotas, which
+	// ResourceQuota objects configure.
+	ResourceQuota admission.ValidationInterface
 }
 
 // New returns the server's chain. The order is kube-apiserver's, written
@@ -56,7 +62,8 @@ type Dynamic struct {
 // storage before its strategy validates), the kind's metadata, strategy
 // and schema rules, its validating hooks, then ValidatingAdmissionPolicy
 // and the validating webhooks, which thus see the object as it would be
-// stored.
+// stored, and last ResourceQuota, so that only a write every other plugin
+// admits is counted against a quota.
 func New(p ServerPlugins) *Chain {
 	var ps []Plugin
 	add := func(name string, i admission.Interface) {
@@ -79,6 +86,7 @@ func New(p ServerPlugins) *Chain {
 	add(KindValidatingHooks, kindValidatingHooks)
 	add(ValidatingAdmissionPolicy, p.Dynamic.ValidatingPolicy)
 	add(ValidatingAdmissionWebhook, p.Dynamic.ValidatingWebhook)
+	add(ResourceQuota, p.Dynamic.ResourceQuota)
 	c := NewChain(ps...)
 	c.observed = true
 	return c

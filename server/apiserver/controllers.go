@@ -9,6 +9,7 @@ import (
 	"github.com/apiloom/apiloom/server/controllers/gc"
 	"github.com/apiloom/apiloom/server/controllers/namespace"
 	"github.com/apiloom/apiloom/server/controllers/policystatus"
+	"github.com/apiloom/apiloom/server/controllers/resourcequota"
 	"github.com/apiloom/apiloom/server/controllers/svm"
 )
 
@@ -22,11 +23,13 @@ const (
 	controllerStorageVersionMigrator = "storage-version-migrator-controller"
 	controllerServiceAccount         = "serviceaccount"
 	controllerRootCAPublisher        = "root-ca-cert-publisher"
+	controllerResourceQuota          = "resourcequota"
 )
 
 // controllerNames are every controller the server can run.
 var controllerNames = []string{controllerGC, controllerNamespace, controllerClusterRoleAggregation, controllerPolicyStatus,
-	controllerStorageVersionMigrator, controllerServiceAccount, controllerRootCAPublisher}
+	controllerStorageVersionMigrator, controllerServiceAccount, controllerRootCAPublisher,
+	controllerResourceQuota}
 
 // controllerEnabled reports whether --controllers (names) enables name, as
 // kube-controller-manager reads its flag: "name" enables, "-name"
@@ -60,6 +63,9 @@ func (s *Server) controllerList() []controllers.Controller {
 		list = append(list, svm.New(svm.Config{PageSize: s.opts.StorageVersionMigrationPageSize}))
 	}
 	list = append(list, s.serviceAccountControllers()...)
+	if controllerEnabled(s.opts.Controllers, controllerResourceQuota) && s.servesResourceQuotas() {
+		list = append(list, resourcequota.New(s.opts.resourceQuotaConfig()))
+	}
 	return list
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiloom/apiloom/server/admission"
 	"github.com/apiloom/apiloom/server/admission/dynamic"
+	"github.com/apiloom/apiloom/server/admission/quota"
 	"github.com/apiloom/apiloom/server/resource"
 )
 
@@ -49,6 +50,11 @@ func (s *Server) dynamicAdmission() (*dynamic.Plugins, error) {
 		if slices.Contains(s.opts.DisableAdmissionPlugins, name) {
 			return false
 		}
+		if name == admission.ResourceQuota {
+			// Upstream's extension servers do not enable it: the host
+			// cluster's quotas count only what the host stores.
+			return !s.opts.Aggregated() && s.servesResourceQuotas()
+		}
 		if s.opts.Aggregated() {
 			return true
 		}
@@ -80,7 +86,8 @@ func (s *Server) servesPolicies() bool {
 // whose kinds (ConfigMaps as parameters) its discovery maps.
 func (s *Server) dynamicAdmissionEnv(host *delegation, authz authorizer.Authorizer) (dynamic.Env, error) {
 	if host == nil {
-		return dynamic.Env{Client: s.loopbackConfig("apiloom-admission"), Authorizer: authz, RESTMapper: s.registry.RESTMapper()}, nil
+		return dynamic.Env{Client: s.loopbackConfig("apiloom-admission"), Authorizer: authz, RESTMapper: s.registry.RESTMapper(),
+			Quota: quota.Configuration(quota.Counted(s.registry.Infos()), nil)}, nil
 	}
 	cfg := rest.CopyConfig(host.config)
 	cfg.UserAgent = "apiloom-admission"
@@ -90,4 +97,12 @@ func (s *Server) dynamicAdmissionEnv(host *delegation, authz authorizer.Authoriz
 	}
 	return dynamic.Env{Client: cfg, Authorizer: authz,
 		RESTMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}, nil
+}
+
+// servesResourceQuotas reports whether core/v1 ResourceQuotas are served,
+// which the ResourceQuota plugin and the quota controller need.
+func (s *Server) servesResourceQuotas() bool {
+	return slices.ContainsFunc(s.registry.Infos(), func(i *resource.Info) bool {
+		return i.Group == "" && i.Version == "v1" && i.Plural == "resourcequotas"
+	})
 }

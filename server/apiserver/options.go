@@ -185,6 +185,7 @@ type Options struct {
 	// "-name" not that one.
 	Controllers []string
 	MigrationOptions
+	ResourceQuotaOptions
 	// ConcurrentGCSyncs is how many objects the garbage collector works on
 	// at once (kube-controller-manager's --concurrent-gc-syncs).
 	ConcurrentGCSyncs int
@@ -354,6 +355,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Election.RetryPeriod, "leader-elect-retry-period", o.Election.RetryPeriod, "how often replicas try to acquire or renew the Lease")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "the controllers the server runs ("+strings.Join(controllerNames, ", ")+"): * runs every one, 'name' that one, '-name' not that one (kube-controller-manager's flag); an empty value none")
 	o.addMigrationFlags(fs)
+	o.addResourceQuotaFlags(fs)
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "how many objects the garbage collector deletes or updates at once (kube-controller-manager's flag)")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "how many Terminating namespaces the namespace controller deletes the content of at once (kube-controller-manager's flag)")
 	fs.Var(o.featureGates(), "feature-gates", "kube-apiserver's feature gates that apiloom shares, as Name=true|false pairs separated by commas: "+
@@ -411,6 +413,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateSnapshots()...)
 	errs = append(errs, o.validateServiceAccounts()...)
 	errs = append(errs, o.validatePriorityAndFairness()...)
+	errs = append(errs, o.validateResourceQuota()...)
 	if o.ConcurrentNamespaceSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-namespace-syncs %d must be at least 1", o.ConcurrentNamespaceSyncs))
 	}

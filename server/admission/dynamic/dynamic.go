@@ -1,7 +1,8 @@
 // Package dynamic is kube-apiserver's dynamic admission in apiloom: the
 // ValidatingAdmissionPolicy, MutatingAdmissionPolicy and admission webhook
 // plugins of k8s.io/apiserver, unchanged, configured at run time by the
-// admissionregistration.k8s.io/v1 objects the server serves. They read
+// admissionregistration.k8s.io/v1 objects the server serves, and its
+// ResourceQuota plugin, configured by the core/v1 ResourceQuotas. They read
 // those objects, their parameters and the namespaces through informers
 // over the server's own loopback, as kube-apiserver's do.
 package dynamic
@@ -18,10 +19,12 @@ import (
 	"k8s.io/apiserver/pkg/admission/initializer"
 	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
 	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
@@ -42,11 +45,16 @@ type Plugins struct {
 	mutatingWebhook   *mutatingwebhook.Plugin
 	validatingPolicy  *validatingpolicy.Plugin
 	validatingWebhook *validatingwebhook.Plugin
+	resourceQuota     *resourcequota.QuotaAdmission
 }
 
 // Names are the plugins' names, upstream's.
 var Names = []string{admission.MutatingAdmissionPolicy, admission.MutatingAdmissionWebhook,
-	admission.ValidatingAdmissionPolicy, admission.ValidatingAdmissionWebhook}
+	admission.ValidatingAdmissionPolicy, admission.ValidatingAdmissionWebhook, admission.ResourceQuota}
+
+// quotaWorkers are the namespaces the ResourceQuota plugin evaluates at
+// once, kube-apiserver's (its plugin factory's 5).
+const quotaWorkers = 5
 
 // New returns the plugins that enabled names, with upstream's default
 // configuration; nil when it names none.
@@ -78,6 +86,12 @@ func New(enabled func(name string) bool) (*Plugins, error) {
 			return nil, fmt.Errorf("%s: %w", admission.ValidatingAdmissionWebhook, err)
 		}
 	}
+	if enabled(admission.ResourceQuota) {
+		any = true
+		if p.resourceQuota, err = resourcequota.NewResourceQuota(nil, quotaWorkers); err != nil {
+			return nil, fmt.Errorf("%s: %w", admission.ResourceQuota, err)
+		}
+	}
 	if !any {
 		return nil, nil
 	}
@@ -99,6 +113,9 @@ func (p *Plugins) plugins() []k8sadmission.Interface {
 	if p.validatingWebhook != nil {
 		out = append(out, p.validatingWebhook)
 	}
+	if p.resourceQuota != nil {
+		out = append(out, p.resourceQuota)
+	}
 	return out
 }
 
@@ -113,6 +130,7 @@ func (p *Plugins) Chain() admission.Dynamic {
 		MutatingWebhook:   p.mutatingWebhook,
 		ValidatingPolicy:  p.validatingPolicy,
 		ValidatingWebhook: p.validatingWebhook,
+		ResourceQuota:     p.resourceQuota,
 	}
 }
 
@@ -127,6 +145,9 @@ type Env struct {
 	Authorizer authorizer.Authorizer
 	// RESTMapper finds the resource of a policy's paramKind.
 	RESTMapper meta.RESTMapper
+	// Quota is what the ResourceQuota plugin counts with: an object-count
+	// evaluator for each served kind (server/admission/quota).
+	Quota quota.Configuration
 }
 
 // Virtual resources no policy or webhook sees, as kube-apiserver
@@ -166,6 +187,7 @@ func (p *Plugins) Initialize(ctx context.Context, env Env) (start func(wg *sync.
 			compatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", ""), ctx.Done(), env.RESTMapper),
 		webhookinit.NewPluginInitializer(nil, webhook.NewDefaultServiceResolver()),
 		excludedResources{},
+		quotaConfiguration{env.Quota},
 	}
 	for _, plugin := range p.plugins() {
 		inits.Initialize(plugin)
@@ -185,5 +207,16 @@ type excludedResources struct{}
 func (excludedResources) Initialize(plugin k8sadmission.Interface) {
 	if wants, ok := plugin.(initializer.WantsExcludedAdmissionResources); ok {
 		wants.SetExcludedAdmissionResources(excluded)
+	}
+}
+
+// quotaConfiguration gives the ResourceQuota plugin its evaluators. It
+// runs after upstream's initializer, which gives the plugin the stop
+// channel its evaluator's workers need first.
+type quotaConfiguration struct{ cfg quota.Configuration }
+
+func (q quotaConfiguration) Initialize(plugin k8sadmission.Interface) {
+	if wants, ok := plugin.(initializer.WantsQuotaConfiguration); ok && q.cfg != nil {
+		wants.SetQuotaConfiguration(q.cfg)
 	}
 }

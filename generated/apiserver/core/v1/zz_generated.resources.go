@@ -171,6 +171,43 @@ func namespaceFields(o *corev1.Namespace) fields.Set {
 	return f
 }
 
+// ResourceQuota defines the resourcequotas resource of v1 (kind ResourceQuota).
+var ResourceQuota = &resource.Definition[*corev1.ResourceQuota]{
+	Info: resource.Info{
+		Group:            "",
+		Version:          "v1",
+		Kind:             "ResourceQuota",
+		ListKind:         "ResourceQuotaList",
+		Plural:           "resourcequotas",
+		Singular:         "resourcequota",
+		Namespaced:       true,
+		ShortNames:       []string{"quota"},
+		Categories:       nil,
+		HasStatus:        true,
+		SelectableFields: nil,
+		PrintColumns: []resource.PrintColumn{
+			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+		},
+		OpenAPIName: "io.k8s.api.core.v1.ResourceQuota",
+		Schema:      ``,
+		BuiltIn:     true,
+		Strategy: resource.Strategy{
+			UnconditionalUpdate:   true,
+			UntrackedGeneration:   true,
+			StatusUpdatesMetadata: true,
+			DeleteAnswersStatus:   false,
+		},
+	},
+	New:        func() *corev1.ResourceQuota { return new(corev1.ResourceQuota) },
+	Fields:     func(o *corev1.ResourceQuota) fields.Set { return resource.ObjectFields(o, true) },
+	CopyStatus: func(dst, src *corev1.ResourceQuota) { src.Status.DeepCopyInto(&dst.Status) },
+	SpecEqual: func(a, b *corev1.ResourceQuota) bool {
+		return equality.Semantic.DeepEqual(a.Spec, b.Spec)
+	},
+	Validate:       validation.ResourceQuota,
+	ValidateStatus: validation.ResourceQuotaStatus,
+}
+
 // Secret defines the secrets resource of v1 (kind Secret).
 var Secret = &resource.Definition[*corev1.Secret]{
 	Info: resource.Info{
@@ -265,6 +302,7 @@ func Install(r *registry.Registry) {
 	registry.Register(r, ConfigMap)
 	registry.Register(r, Event)
 	registry.Register(r, Namespace)
+	registry.Register(r, ResourceQuota)
 	registry.Register(r, Secret)
 	registry.Register(r, ServiceAccount)
 }
