@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,21 +31,6 @@ type authorizers struct {
 
 // ruleAuthorizer is an authorizer that can also list a user's rules.
 type ruleAuthorizer = authzconfig.RuleAuthorizer
-
-// newAuthorizers chains system:masters' bypass and the modes in order,
-// with k8s.io/apiserver's union, as kube-apiserver does; rbac is the RBAC
-// authorizer, used when RBAC is one of them.
-func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
-	b := &authzconfig.Builder{RBAC: rbac, Compiler: authorizationcel.NewDefaultCompiler()}
-	if rbac == nil && slices.Contains(modes, AuthorizationModeRBAC) {
-		return authorizers{}, errRBACNotServed
-	}
-	a, rules, err := b.Build(authzconfig.FromModes(modes, authzconfig.WebhookFlags{}))
-	if err != nil {
-		return authorizers{}, err
-	}
-	return authorizers{Authorizer: a, rules: rules}, nil
-}
 
 // startAuthorizers builds the chain the options configure (flags or
 // --authorization-config) and, for a file, keeps reloading it in the

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/apiloom/apiloom/server/authz/authzconfig"
 )
 
 // aliceRules allows alice to get configmaps in namespace a and to
@@ -41,6 +45,20 @@ func (aliceRules) EvaluateConditions(context.Context, authorizer.ConditionsAware
 
 func (aliceRules) RulesFor(context.Context, user.Info, string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
 	return nil, nil, false, nil
+}
+
+// newAuthorizers is the chain of the modes (no webhook) over rbac, as the
+// server builds it from flags.
+func newAuthorizers(modes []string, rbac ruleAuthorizer) (authorizers, error) {
+	b := &authzconfig.Builder{RBAC: rbac, Compiler: authorizationcel.NewDefaultCompiler()}
+	if rbac == nil && slices.Contains(modes, AuthorizationModeRBAC) {
+		return authorizers{}, errRBACNotServed
+	}
+	a, rules, err := b.Build(authzconfig.FromModes(modes, authzconfig.WebhookFlags{}))
+	if err != nil {
+		return authorizers{}, err
+	}
+	return authorizers{Authorizer: a, rules: rules}, nil
 }
 
 // authzChain is the server's chain after authentication, as given user,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,20 @@ func TestAuthorizationWebhook(t *testing.T) {
 	eventually(t, "RBAC to allow carol", func(context.Context) (bool, error) { return list("carol", "rbac-only") == nil, nil })
 	if hook.Calls() != calls {
 		t.Errorf("the webhook was asked about carol, whom its match condition leaves to RBAC")
+	}
+	// SelfSubjectRulesReview lists RBAC's rules through the chain; the
+	// webhook lists none, so the answer says it is incomplete.
+	review, err := kubernetes.NewForConfigOrDie(ts.UserConfig("carol", "rbac-only")).AuthorizationV1().SelfSubjectRulesReviews().Create(t.Context(),
+		&authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("carol's SelfSubjectRulesReview: %v", err)
+	}
+	listsConfigMaps := false
+	for _, r := range review.Status.ResourceRules {
+		listsConfigMaps = listsConfigMaps || slices.Contains(r.Resources, "configmaps") && slices.Contains(r.Verbs, "list")
+	}
+	if !listsConfigMaps || !review.Status.Incomplete {
+		t.Errorf("carol's rules %+v, incomplete %v: want RBAC's list configmaps, incomplete for the webhook", review.Status.ResourceRules, review.Status.Incomplete)
 	}
 	if err := list("erin"); err != nil {
 		t.Fatalf("erin, on whom the webhook has no opinion and RBAC allows: %v", err)

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiloom/apiloom/server/authz/authzconfig/authzconfigtest"
 )
@@ -36,8 +38,11 @@ func (allowUser) EvaluateConditions(context.Context, authorizer.ConditionsAwareD
 	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
 }
 
-func (allowUser) RulesFor(context.Context, user.Info, string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
-	return nil, nil, false, nil
+func (u allowUser) RulesFor(_ context.Context, who user.Info, _ string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	if who.GetName() != string(u) {
+		return nil, nil, false, nil
+	}
+	return []authorizer.ResourceRuleInfo{&authorizer.DefaultResourceRuleInfo{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}, nil, false, nil
 }
 
 func testBuilder() *Builder {
@@ -194,5 +199,43 @@ func TestReloadable(t *testing.T) {
 		if d, _ := decide(t, r, attrs("dave")); d != authorizer.DecisionAllow {
 			t.Fatalf("after a bad file, dave: %v, want the kept chain's allow", d)
 		}
+	}
+}
+
+// SelfSubjectRulesReview reads RBAC's rules through the reloadable
+// chain; a webhook adds none and makes the answer incomplete.
+func TestRulesThroughTheChain(t *testing.T) {
+	w := webhookServer(t)
+	c, err := LoadData([]byte(header+"- {type: RBAC, name: rbac}\n"+webhookYAML("corp", w.Kubeconfig, "")), authorizationcel.NewDefaultCompiler(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReloadable(testBuilder(), c, "", nil, time.Minute, "test", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, _, incomplete, _ := r.RulesFor(t.Context(), &user.DefaultInfo{Name: "carol"}, "a")
+	if len(rules) != 1 || !incomplete {
+		t.Fatalf("carol's rules %v, incomplete %v; want RBAC's one rule, incomplete for the webhook", rules, incomplete)
+	}
+}
+
+// A webhook with connectionInfo InClusterConfig reaches the service the
+// in-cluster configuration names.
+func TestWebhookInClusterConfig(t *testing.T) {
+	w := webhookServer(t)
+	b := testBuilder()
+	b.InCluster = func() (*rest.Config, error) { return clientcmd.BuildConfigFromFlags("", w.Kubeconfig) }
+	yaml := strings.Replace(webhookYAML("corp", w.Kubeconfig, ""), "{type: KubeConfigFile, kubeConfigFile: "+w.Kubeconfig+"}", "{type: InClusterConfig}", 1)
+	c, err := LoadData([]byte(header+yaml), authorizationcel.NewDefaultCompiler(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := b.Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, reason := decide(t, a, attrs("bob")); d != authorizer.DecisionDeny || reason != "webhook denies bob" || w.Calls() != 1 {
+		t.Fatalf("bob: %v %q after %d calls", d, reason, w.Calls())
 	}
 }
