@@ -26,6 +26,8 @@ var upstreamPrefixes = []string{
 	"apiserver_envelope_encryption_",
 	"apiserver_encryption_config_controller_",
 	"apiserver_audit_",
+	// JWT authenticators (tokenauthn.go): latency, JWKS fetches.
+	"apiserver_authentication_jwt_authenticator_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds

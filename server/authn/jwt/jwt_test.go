@@ -248,3 +248,22 @@ func BenchmarkAuthenticateToken(b *testing.B) {
 		}
 	}
 }
+
+// TestDocsExample: the configuration docs/token-authentication.md shows
+// loads and validates.
+func TestDocsExample(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/token-authentication.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no yaml example in the doc")
+	}
+	c := mustDecode(t, example)
+	j := c.JWT[0]
+	if j.ClaimMappings.UID.Claim != "sub" || len(j.ClaimMappings.Extra) != 1 || len(j.ClaimValidationRules) != 1 || len(j.UserValidationRules) != 1 {
+		t.Fatalf("decoded %+v", j)
+	}
+}
