@@ -121,8 +121,8 @@ func TestOIDCAuthentication(t *testing.T) {
 	}
 	for name, tok := range map[string]string{
 		"claim rule (another tenant)": token("apiloom", "ann@example.com", false, "dev"),
-		"user rule (a system user)":       token("apiloom", "system:admin", true, "dev"),
-		"another audience":                token("elsewhere", "ann@example.com", true, "dev"),
+		"user rule (a system user)":   token("apiloom", "system:admin", true, "dev"),
+		"another audience":            token("elsewhere", "ann@example.com", true, "dev"),
 	} {
 		if _, err := bearer(ts, tok).CoreV1().ConfigMaps("team").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
 			t.Errorf("%s: %v, want Unauthorized", name, err)
