@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"crypto/x509"
 	"net/http"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/utils/ptr"
@@ -41,12 +43,9 @@ func BenchmarkChain(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(j.Close)
-	deadline := time.Now().Add(30 * time.Second)
-	for j.Healthy() != nil {
-		if time.Now().After(deadline) {
-			b.Fatal(j.Healthy())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(b.Context(), 10*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) { return j.Healthy() == nil, nil }); err != nil {
+		b.Fatal(j.Healthy())
 	}
 	a, err := New(Config{ClientCAs: pool, TokenAuthFile: tokens, Tokens: []authenticator.Token{j}})
 	if err != nil {
