@@ -73,8 +73,34 @@ func (o *Options) addAuthenticationFlags(fs *pflag.FlagSet) {
 		"File with webhook configuration for token authentication in kubeconfig format. The API server will query the remote service to determine authentication for bearer tokens.")
 	fs.StringVar(&t.WebhookVersion, "authentication-token-webhook-version", t.WebhookVersion,
 		"The API version of the authentication.k8s.io TokenReview to send to and expect from the webhook.")
-	fs.DurationVar(&t.WebhookCacheTTL, "authentication-token-webhook-cache-ttl", t.WebhookCacheTTL,
-		"The duration to cache responses from the webhook token authenticator.")
+	const ttl = "authentication-token-webhook-cache-ttl"
+	if f := fs.Lookup(ttl); f != nil {
+		// Aggregated mode's flag of the same name (the host's TokenReview
+		// answers, default 10s) is the same knob standalone: one flag
+		// sets both, each mode keeping its default when it is not given.
+		f.Value = &alsoDuration{Value: f.Value, also: &t.WebhookCacheTTL}
+		f.Usage = "The duration to cache responses from the webhook token authenticator (standalone: default " + t.WebhookCacheTTL.String() + "; " + f.Usage + ")"
+	} else {
+		fs.DurationVar(&t.WebhookCacheTTL, ttl, t.WebhookCacheTTL, "The duration to cache responses from the webhook token authenticator.")
+	}
+}
+
+// alsoDuration is a flag value that also sets a second duration.
+type alsoDuration struct {
+	pflag.Value
+	also *time.Duration
+}
+
+func (v *alsoDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if err := v.Value.Set(s); err != nil {
+		return err
+	}
+	*v.also = d
+	return nil
 }
 
 // validateAuthentication is kube-apiserver's validation of those flags,

@@ -30,6 +30,8 @@ var upstreamPrefixes = []string{
 	"apiserver_authorization_",
 	// API Priority and Fairness (apf.go).
 	"apiserver_flowcontrol_",
+	// JWT authenticators (tokenauthn.go): latency, JWKS fetches.
+	"apiserver_authentication_jwt_authenticator_",
 }
 
 // upstreamMetrics gathers those families only: the global registry holds

@@ -129,6 +129,11 @@ func TestOIDCAuthentication(t *testing.T) {
 		}
 	}
 
+	// k8s.io/apiserver's JWT metrics are served.
+	if n := metric(t, ts.Config, "apiserver_authentication_jwt_authenticator_latency_seconds_count", `result="success"`); n < 1 {
+		t.Errorf("apiserver_authentication_jwt_authenticator_latency_seconds_count{result=success} = %v, want ≥ 1", n)
+	}
+
 	// The issuer's audience changes in the file: without a restart, the
 	// new audience is accepted and the old one refused.
 	writeFile(t, cfgPath, oidcConfig(is, "apiloom-2"))

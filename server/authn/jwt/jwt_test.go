@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 
 	"github.com/apiloom/apiloom/server/authn/jwt/jwttest"
@@ -126,12 +127,16 @@ func TestFromFlags(t *testing.T) {
 // waitHealthy waits until every issuer of a has served its keys.
 func waitHealthy(t testing.TB, a *Authenticator) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for a.Healthy() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("issuers not healthy: %v", a.Healthy())
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitFor(t, "the issuers to be healthy", func() bool { return a.Healthy() == nil })
+}
+
+// waitFor polls cond until it holds, failing after 30s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -218,13 +223,7 @@ func TestWatchReloads(t *testing.T) {
 	// A file that does not validate is not loaded: the old one stays.
 	write(configYAML(is, "", ""))
 	write(configYAML(is, "second", ""))
-	deadline := time.Now().Add(30 * time.Second)
-	for !accepted("second") {
-		if time.Now().After(deadline) {
-			t.Fatal("the changed file was not reloaded")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the changed file to be reloaded", func() bool { return accepted("second") })
 	if accepted("first") {
 		t.Fatal("after the reload the old audience is still accepted")
 	}
@@ -246,5 +245,24 @@ func BenchmarkAuthenticateToken(b *testing.B) {
 		if _, ok, err := a.AuthenticateToken(ctx, token); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
+	}
+}
+
+// TestDocsExample: the configuration docs/token-authentication.md shows
+// loads and validates.
+func TestDocsExample(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/token-authentication.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no yaml example in the doc")
+	}
+	c := mustDecode(t, example)
+	j := c.JWT[0]
+	if j.ClaimMappings.UID.Claim != "sub" || len(j.ClaimMappings.Extra) != 1 || len(j.ClaimValidationRules) != 1 || len(j.UserValidationRules) != 1 {
+		t.Fatalf("decoded %+v", j)
 	}
 }
