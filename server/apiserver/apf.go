@@ -123,7 +123,18 @@ func withConcurrencyLimit(fc *flowControl, limits inFlight, reg prometheus.Regis
 	// max-in-flight; the filter still admits watches, for their
 	// initialization's cost.
 	longRunning := func(r *http.Request, _ *apirequest.RequestInfo) bool { return longRunning(r) }
-	return filters.WithPriorityAndFairness(next, longRunning, fc.ctl, fc.estimate, limits.maxWait)
+	apf := filters.WithPriorityAndFairness(next, longRunning, fc.ctl, fc.estimate, limits.maxWait)
+	// A health check reaches here without a user when it carried no
+	// credentials (authentication lets them through); APF cannot classify
+	// such a request (upstream answers 500), and kube-apiserver's own
+	// probes FlowSchema exempts health checks anyway.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := apirequest.UserFrom(r.Context()); !ok && isOpenPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		apf.ServeHTTP(w, r)
+	})
 }
 
 // install serves the controller's debug dumps,
