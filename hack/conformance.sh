@@ -84,9 +84,10 @@ for type in $types; do
   run=$out/${type##*/}
   mkdir -p "$run"
   echo "== $(wc -l <"$names") tests, the framework's client speaking $type (log: $run/e2e.log)"
-  # The framework's flags for a server without nodes, pods or
-  # ServiceAccounts: no waiting for schedulable nodes, system pods or each
-  # namespace's default ServiceAccount, and no dump of them on failure.
+  # The framework's flags for a server without nodes or pods: no waiting
+  # for schedulable nodes or system pods, and no dump of them on failure.
+  # It does wait for each namespace's default ServiceAccount, which the
+  # server's serviceaccount controller creates.
   set +e
   "$bin" \
     --kubeconfig="$data/kubeconfig" \
@@ -94,7 +95,6 @@ for type in $types; do
     --allowed-not-ready-nodes=-1 \
     --num-nodes=0 \
     --minStartupPods=-1 \
-    --e2e-verify-service-account=false \
     --dump-logs-on-failure=false \
     --disable-log-dump=true \
     --kube-api-content-type="$type" \

@@ -117,6 +117,11 @@ func Start(t testing.TB, install func(*registry.Registry), opts ...Option) *Test
 	// etcd WAL segment) keeps a test machine with little disk left from
 	// failing every test. The guard's own tests set theirs.
 	o.EtcdMinFreeDiskBytes = testMinFreeDiskBytes
+	// The controllers that put a default ServiceAccount and a
+	// kube-root-ca.crt ConfigMap in every namespace are off unless a test
+	// asks for them (WithControllers): most tests count the objects of a
+	// namespace and were written before they existed.
+	o.Controllers = []string{"*", "-serviceaccount", "-root-ca-cert-publisher"}
 	for _, opt := range opts {
 		opt(&o)
 	}
