@@ -66,7 +66,10 @@ root=$(pwd)
 : "${LIST_CREATORS:=8}" "${LIST_PAGE_SIZE:=500}" "${GET_REQUESTS:=1000}"
 : "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
 : "${ADMISSION_CREATES:=3000}" "${ADMISSION_CREATORS:=8}" "${ADMISSION_ROUNDS:=none policy-1 policies-10 webhook-1}" "${ADMISSION_REPEATS:=1}"
-: "${SCENARIOS:=baseline fanout idle list floor informer}"
+: "${SCENARIOS:=baseline fanout idle list floor informer apf}"
+# apf (issue 37): test/apfload starts its own two servers, API Priority and Fairness on and
+# off, after the targets; APF_OBJECTS APF_NOISY APF_SECONDS size it (10000, 200, 30).
+: "${APF_OBJECTS:=10000}" "${APF_NOISY:=200}" "${APF_SECONDS:=30}"
 : "${PEER_SCRIPT:=$root/../shared/peers/kube-apiserver.sh}" "${PEER_PORT:=}" "${PEER_KIND:=example}"
 : "${PROFILE:=0}" "${PPROF_PORT:=16060}"
 if [[ -z ${TARGETS:-} ]]; then
@@ -346,6 +349,7 @@ for target in $TARGETS; do
   [[ $PROFILE == 1 ]] && self_profile=(--self-cpuprofile "$OUT/$target.load.cpu.pprof")
   scenarios=() floor_flags=()
   for s in $SCENARIOS; do
+    [[ $s == apf ]] && continue # run once, below
     if [[ $s == floor && -z $etcd_endpoint ]]; then
       echo "$target: no etcd of its own to put into (kine); skipping the floor"
       continue
@@ -373,6 +377,11 @@ if ((${#results[@]} > 0)); then
   echo; echo "=== charts"
   bin/apiloom-load charts --out "$OUT/charts" "${charts[@]}" || status=1
   echo "charts: $OUT/charts"
+fi
+if [[ " $SCENARIOS " == *" apf "* ]]; then
+  echo; echo "=== apf: noisy LISTs against a quiet user and Lease renewals, APF against max-in-flight"
+  if APILOOM_APF_LOAD=1 OBJECTS=$APF_OBJECTS NOISY=$APF_NOISY SECONDS=$APF_SECONDS \
+    go test -count=1 -timeout 30m -run '^TestAPFLoad$' -v ./test/apfload/ 2>&1 | tee "$OUT/apf.log" | grep -E '^(apf-load|  |    apfload|--- |ok|FAIL)'; then :; else status=1; fi
 fi
 echo; echo "results, logs and profiles: $OUT"
 exit $status
