@@ -38,7 +38,7 @@ func TestAuthenticationFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	tk = o.TokenAuthn
-	if tk.OIDC.RequiredClaims["team"] != "a,b" || len(tk.OIDC.SigningAlgs) != 2 || tk.WebhookCacheTTL != 30*time.Second || len(tk.APIAudiences) != 2 {
+	if tk.OIDC.RequiredClaims["team"] != "a,b" || len(tk.OIDC.SigningAlgs) != 2 || tk.WebhookCacheTTL != 30*time.Second || len(o.apiAudiences()) != 2 {
 		t.Fatalf("parsed %+v", tk)
 	}
 	for _, tc := range []struct {
