@@ -1,6 +1,7 @@
 package dynamic
 
 import (
+	"slices"
 	"sync"
 	"testing"
 
@@ -31,5 +32,25 @@ func TestNew(t *testing.T) {
 	names := chain.Names()
 	if names[len(names)-1] != admission.ValidatingAdmissionPolicy || len(p.plugins()) != 1 {
 		t.Fatalf("chain %v, plugins %d", names, len(p.plugins()))
+	}
+}
+
+// TestResourceQuotaLast: ResourceQuota, when enabled, is the chain's last
+// plugin, as in kube-apiserver; disabled, it is not in the chain.
+func TestResourceQuotaLast(t *testing.T) {
+	all, err := New(func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := admission.New(admission.ServerPlugins{Dynamic: all.Chain()}).Names()
+	if names[len(names)-1] != admission.ResourceQuota {
+		t.Fatalf("chain %v", names)
+	}
+	some, err := New(func(name string) bool { return name != admission.ResourceQuota })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := admission.New(admission.ServerPlugins{Dynamic: some.Chain()}).Names(); slices.Contains(names, admission.ResourceQuota) {
+		t.Fatalf("disabled, chain %v", names)
 	}
 }
