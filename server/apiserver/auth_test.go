@@ -34,7 +34,7 @@ func TestBearerToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := withAuthentication(auth, nil, seenUser)
+	h := withAuthentication(auth, nil, nil, seenUser)
 	for header, want := range map[string]int{
 		"Bearer s3cret":       http.StatusOK,
 		"bearer s3cret":       http.StatusOK,
@@ -72,7 +72,7 @@ func TestAuthenticationStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := withAuthentication(auth, nil, seenUser)
+	h := withAuthentication(auth, nil, nil, seenUser)
 	for _, tc := range []struct {
 		path, auth string
 		code       int

@@ -25,6 +25,9 @@ type authentication struct {
 	// admin is the client certificate of the kubeconfig written at start.
 	admin *authn.ClientCert
 	notes []string
+	// apiAudiences are --api-audiences (default: the issuers); nil in
+	// aggregated mode, where the host's authenticators decide.
+	apiAudiences []string
 	// tokens are the JWT and webhook authenticators (tokenauthn.go).
 	tokens *tokenAuthn
 	// serviceAccounts issues and checks ServiceAccount tokens
@@ -63,7 +66,7 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 		tokens.close()
 		return nil, err
 	}
-	return &authentication{auth: auth, clientCAs: pool, admin: admin, notes: notes, tokens: tokens, serviceAccounts: sa}, nil
+	return &authentication{auth: auth, apiAudiences: o.apiAudiences(), clientCAs: pool, admin: admin, notes: notes, tokens: tokens, serviceAccounts: sa}, nil
 }
 
 // withAuthentication puts the request's user in its context
@@ -72,8 +75,11 @@ func newAuthentication(o *Options, token string) (*authentication, error) {
 // does: 401 with a Status that says only "Unauthorized". The health checks
 // are served to anyone, for load balancers and kubelets. With audit on
 // (aud), the requests it lets through are audited (withAudit) and so are
-// its 401s, as in kube-apiserver's chain.
-func withAuthentication(auth authenticator.Request, aud *auditing, next http.Handler) http.Handler {
+// its 401s, as in kube-apiserver's chain. apiAudiences (--api-audiences)
+// are the audiences every request's credentials are checked for, as
+// kube-apiserver puts them in each request's context: a token's cached
+// answer is then shared by requests and TokenReviews that name none.
+func withAuthentication(auth authenticator.Request, apiAudiences []string, aud *auditing, next http.Handler) http.Handler {
 	next = aud.withAudit(next)
 	unauthorized := aud.withFailedAuthentication(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		responsewriters.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
@@ -85,7 +91,7 @@ func withAuthentication(auth authenticator.Request, aud *auditing, next http.Han
 		}
 		unauthorized.ServeHTTP(w, r)
 	})
-	return filters.WithAuthentication(next, auth, failed, nil, nil)
+	return filters.WithAuthentication(next, auth, failed, apiAudiences, nil)
 }
 
 // isOpenPath: the health checks and their sub-paths (/readyz/etcd...).
