@@ -26,13 +26,16 @@ const tableEnv = "APILOOM_BUILTINCONF_TABLE"
 // answered (testdata/golden.yaml). The peer's kube-controller-manager runs
 // no validatingadmissionpolicy-status controller, so neither does apiloom
 // here: its status writes would move the policies' resourceVersions under
-// the table's updates.
+// the table's updates. Nor the serviceaccount and root-ca-cert-publisher
+// loops: the recordings are of a kube-apiserver without
+// kube-controller-manager's, so its namespaces hold no default
+// ServiceAccount or kube-root-ca.crt ConfigMap for a list to show.
 func TestAPILoomMatchesKubeAPIServer(t *testing.T) {
 	cases := mustLoadCases(t)
 	golden := readGolden(t)
 
 	ts := testserver.Start(t, apiserver.Install, testserver.WithElection(false),
-		testserver.WithControllers("*", "-validatingadmissionpolicy-status"))
+		testserver.WithControllers("*", "-validatingadmissionpolicy-status", "-serviceaccount", "-root-ca-cert-publisher"))
 	tg, err := newTarget(ts.Config, rand.String(8))
 	if err != nil {
 		t.Fatal(err)

@@ -361,15 +361,22 @@ func TestStorageVersionMigrationResumesAfterRestart(t *testing.T) {
 	e := newSVMEnv(t, testserver.WithDataDir(dir), pageSize(page))
 	done := e.waitFor("dbs", svmv1.MigrationSucceeded)
 	// Resumed, not started over: the third server's controller sent one
-	// PATCH for each object after the recorded key, none for those before.
-	behind := 0
-	for name := range mid {
+	// PATCH for each object after the recorded key still in the old form,
+	// none for those before. Objects after the key that the page in flight
+	// at the stop had already rewritten were written after the migration
+	// began, so they count as already newer and are left alone.
+	behind, inFlight := 0, 0
+	for name, m := range mid {
 		if ns+"/"+name > atStop.LastKey {
-			behind++
+			if m.apiVersion == newAPIVersion {
+				inFlight++
+			} else {
+				behind++
+			}
 		}
 	}
 	if patches := metric(t, e.ts.Config, "apiloom_request_duration_seconds_count", `verb="patch"`, `resource="databases"`); int(patches) != behind {
-		t.Errorf("the resumed migration sent %v PATCHes, want one for each of the %d objects after %q", patches, behind, atStop.LastKey)
+		t.Errorf("the resumed migration sent %v PATCHes, want one for each of the %d objects after %q in the old form", patches, behind, atStop.LastKey)
 	}
 	after := e.stored(ns)
 	if len(after) != n {
@@ -393,8 +400,8 @@ func TestStorageVersionMigrationResumesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d objects written twice; final progress %+v", twice, final)
-	if final.Rewritten != int64(n) || final.Newer != 0 || final.Gone != 0 {
-		t.Errorf("the migration counts %+v for %d objects in the old form, each written once", final, n)
+	if final.Rewritten != int64(n-inFlight) || final.Newer != int64(inFlight) || final.Gone != 0 {
+		t.Errorf("the migration counts %+v for %d objects in the old form, each written once, %d of them by the page in flight at the stop", final, n, inFlight)
 	}
 }
 
