@@ -215,7 +215,29 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
+	if err == nil && released(q.Status.Used, status.Used) {
+		// The counts come from informers, which may not yet hold an
+		// object the admission plugin charged just before this
+		// recalculation read the quota: a count lowered now is checked
+		// again shortly, so such a charge is not lost until the next
+		// sync period (upstream's controller waits for that period).
+		s.queue.AddAfter(key, recheckAfterRelease)
+	}
 	return err
+}
+
+// recheckAfterRelease is how soon a quota whose usage a recalculation
+// lowered is recalculated again: well past an informer's usual lag.
+const recheckAfterRelease = time.Second
+
+// released reports whether any count of before is higher in after.
+func released(before, after corev1.ResourceList) bool {
+	for name, b := range before {
+		if a, ok := after[name]; ok && a.Cmp(b) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // status is q's status as it should be.
