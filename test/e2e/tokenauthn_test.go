@@ -31,25 +31,13 @@ import (
 // tenant=acme refused by a claim validation rule, usernames under oidc:system:
 // refused by a user validation rule.
 func oidcConfig(is *jwttest.Issuer, aud string) string {
-	ca := "      " + strings.ReplaceAll(strings.TrimSpace(is.CAPEM), "\n", "\n      ")
-	return fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
-kind: AuthenticationConfiguration
-jwt:
-- issuer:
-    url: %s
-    audiences: [%s]
-    certificateAuthority: |
-%s
-  claimMappings:
-    username: {claim: email, prefix: "oidc:"}
-    groups: {claim: groups, prefix: "oidc:"}
-  claimValidationRules:
+	return is.ConfigYAML(aud, `  claimValidationRules:
   - expression: "has(claims.tenant) && claims.tenant == 'acme'"
     message: not a member of tenant acme
   userValidationRules:
   - expression: "!user.username.startsWith('oidc:system:')"
     message: no system users from the IdP
-`, is.URL, aud, ca)
+`)
 }
 
 // withTokenAuthn sets the JWT and webhook options of the server.

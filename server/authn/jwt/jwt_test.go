@@ -2,7 +2,6 @@ package jwt
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -16,33 +15,6 @@ import (
 
 	"github.com/apiloom/apiloom/server/authn/jwt/jwttest"
 )
-
-// configYAML is an AuthenticationConfiguration for one issuer: audience
-// aud, username from the email claim with prefix "oidc:", groups from the
-// groups claim with prefix "oidc:", and the extra rules given (YAML at
-// the jwt entry's indentation).
-func configYAML(is *jwttest.Issuer, aud, extra string) string {
-	return fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
-kind: AuthenticationConfiguration
-jwt:
-- issuer:
-    url: %s
-    audiences: [%s]
-    certificateAuthority: |
-%s
-  claimMappings:
-    username: {claim: email, prefix: "oidc:"}
-    groups: {claim: groups, prefix: "oidc:"}
-%s`, is.URL, aud, indent(is.CAPEM, "      "), extra)
-}
-
-func indent(s, by string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = by + lines[i]
-	}
-	return strings.Join(lines, "\n")
-}
 
 func mustDecode(t *testing.T, y string) *apiserver.AuthenticationConfiguration {
 	t.Helper()
@@ -58,7 +30,7 @@ func mustDecode(t *testing.T, y string) *apiserver.AuthenticationConfiguration {
 
 func TestDecodeAndValidate(t *testing.T) {
 	is := jwttest.New(t)
-	c := mustDecode(t, configYAML(is, "apiloom", `  claimValidationRules:
+	c := mustDecode(t, is.ConfigYAML("apiloom", `  claimValidationRules:
   - expression: 'claims.email_verified == true'
     message: email not verified
   userValidationRules:
@@ -72,14 +44,14 @@ func TestDecodeAndValidate(t *testing.T) {
 		t.Fatalf("rules: %+v", c.JWT[0])
 	}
 	// v1beta1 decodes too.
-	beta := strings.Replace(configYAML(is, "apiloom", ""), "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1beta1", 1)
+	beta := strings.Replace(is.ConfigYAML("apiloom", ""), "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1beta1", 1)
 	mustDecode(t, beta)
 
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"unknown field":     {configYAML(is, "apiloom", "  bogus: 1\n"), `unknown field "jwt[0].bogus"`},
-		"plain http issuer": {strings.Replace(configYAML(is, "apiloom", ""), "https://", "http://", 1), "URL scheme must be https"},
-		"bad CEL":           {configYAML(is, "apiloom", "  claimValidationRules:\n  - expression: 'claims.'\n"), "compilation failed"},
-		"no audience":       {configYAML(is, "", ""), "issuer.audiences: Required value"},
+		"unknown field":     {is.ConfigYAML("apiloom", "  bogus: 1\n"), `unknown field "jwt[0].bogus"`},
+		"plain http issuer": {strings.Replace(is.ConfigYAML("apiloom", ""), "https://", "http://", 1), "URL scheme must be https"},
+		"bad CEL":           {is.ConfigYAML("apiloom", "  claimValidationRules:\n  - expression: 'claims.'\n"), "compilation failed"},
+		"no audience":       {is.ConfigYAML("", ""), "issuer.audiences: Required value"},
 		"empty":             {"", "empty config data"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -92,7 +64,7 @@ func TestDecodeAndValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := Validate(mustDecode(t, configYAML(is, "apiloom", "")), []string{is.URL}); err == nil {
+	if err := Validate(mustDecode(t, is.ConfigYAML("apiloom", "")), []string{is.URL}); err == nil {
 		t.Fatal("a ServiceAccount issuer's URL was accepted for a JWT authenticator")
 	}
 }
@@ -153,7 +125,7 @@ func newAuthenticator(t testing.TB, c *apiserver.AuthenticationConfiguration) *A
 
 func TestAuthenticate(t *testing.T) {
 	is := jwttest.New(t)
-	a := newAuthenticator(t, mustDecode(t, configYAML(is, "apiloom", `  claimValidationRules:
+	a := newAuthenticator(t, mustDecode(t, is.ConfigYAML("apiloom", `  claimValidationRules:
   - expression: "has(claims.tenant) && claims.tenant == 'acme'"
     message: not a member of tenant acme
 `)))
@@ -199,7 +171,7 @@ func TestWatchReloads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(configYAML(is, "first", ""))
+	write(is.ConfigYAML("first", ""))
 	c, data, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +193,8 @@ func TestWatchReloads(t *testing.T) {
 		t.Fatal("before the reload: want first accepted, second refused")
 	}
 	// A file that does not validate is not loaded: the old one stays.
-	write(configYAML(is, "", ""))
-	write(configYAML(is, "second", ""))
+	write(is.ConfigYAML("", ""))
+	write(is.ConfigYAML("second", ""))
 	waitFor(t, "the changed file to be reloaded", func() bool { return accepted("second") })
 	if accepted("first") {
 		t.Fatal("after the reload the old audience is still accepted")
@@ -233,7 +205,7 @@ func TestWatchReloads(t *testing.T) {
 // the keys already fetched: signature, claims, CEL-free mappings.
 func BenchmarkAuthenticateToken(b *testing.B) {
 	is := jwttest.New(b)
-	c, err := Decode([]byte(configYAML(is, "apiloom", "")))
+	c, err := Decode([]byte(is.ConfigYAML("apiloom", "")))
 	if err != nil {
 		b.Fatal(err)
 	}

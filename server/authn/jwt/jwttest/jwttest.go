@@ -11,9 +11,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,4 +92,24 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ConfigYAML is an AuthenticationConfiguration trusting is for audience
+// aud: username from the email claim and groups from the groups claim,
+// both prefixed "oidc:", then extra (YAML at the jwt entry's
+// indentation: rules, more mappings).
+func (is *Issuer) ConfigYAML(aud, extra string) string {
+	ca := "      " + strings.ReplaceAll(strings.TrimSpace(is.CAPEM), "\n", "\n      ")
+	return fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: %s
+    audiences: [%s]
+    certificateAuthority: |
+%s
+  claimMappings:
+    username: {claim: email, prefix: "oidc:"}
+    groups: {claim: groups, prefix: "oidc:"}
+%s`, is.URL, aud, ca, extra)
 }
