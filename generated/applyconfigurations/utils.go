@@ -50,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=example.apiloom.dev, Version=v1
 	case examplev1.SchemeGroupVersion.WithKind("Database"):
 		return &applyconfigurationsexamplev1.DatabaseApplyConfiguration{}
+	case examplev1.SchemeGroupVersion.WithKind("DatabaseBackup"):
+		return &applyconfigurationsexamplev1.DatabaseBackupApplyConfiguration{}
 	case examplev1.SchemeGroupVersion.WithKind("DatabaseSpec"):
 		return &applyconfigurationsexamplev1.DatabaseSpecApplyConfiguration{}
 	case examplev1.SchemeGroupVersion.WithKind("DatabaseStatus"):
@@ -64,6 +66,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=example.apiloom.dev, Version=v2alpha1
 	case v2alpha1.SchemeGroupVersion.WithKind("Database"):
 		return &examplev2alpha1.DatabaseApplyConfiguration{}
+	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseBackup"):
+		return &examplev2alpha1.DatabaseBackupApplyConfiguration{}
 	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseSpec"):
 		return &examplev2alpha1.DatabaseSpecApplyConfiguration{}
 	case v2alpha1.SchemeGroupVersion.WithKind("DatabaseStatus"):

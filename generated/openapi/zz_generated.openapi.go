@@ -43,8 +43,13 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetSpec":                schema_apiloom_apis_crdconf_v1_WidgetSpec(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.WidgetStatus":              schema_apiloom_apis_crdconf_v1_WidgetStatus(ref),
 		"github.com/apiloom/apiloom/apis/crdconf/v1.Window":                    schema_apiloom_apis_crdconf_v1_Window(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.BackupRequest":             schema_apiloom_apis_example_v1_BackupRequest(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.BackupResult":              schema_apiloom_apis_example_v1_BackupResult(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.Database":                  schema_apiloom_apis_example_v1_Database(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseBackup":            schema_apiloom_apis_example_v1_DatabaseBackup(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseConnection":        schema_apiloom_apis_example_v1_DatabaseConnection(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseList":              schema_apiloom_apis_example_v1_DatabaseList(ref),
+		"github.com/apiloom/apiloom/apis/example/v1.DatabaseLogOptions":        schema_apiloom_apis_example_v1_DatabaseLogOptions(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseSpec":              schema_apiloom_apis_example_v1_DatabaseSpec(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseStatus":            schema_apiloom_apis_example_v1_DatabaseStatus(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.DatabaseUser":              schema_apiloom_apis_example_v1_DatabaseUser(ref),
@@ -52,6 +57,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/apiloom/apiloom/apis/example/v1.RegionList":                schema_apiloom_apis_example_v1_RegionList(ref),
 		"github.com/apiloom/apiloom/apis/example/v1.RegionSpec":                schema_apiloom_apis_example_v1_RegionSpec(ref),
 		"github.com/apiloom/apiloom/apis/example/v2alpha1.Database":            schema_apiloom_apis_example_v2alpha1_Database(ref),
+		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseBackup":      schema_apiloom_apis_example_v2alpha1_DatabaseBackup(ref),
 		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseList":        schema_apiloom_apis_example_v2alpha1_DatabaseList(ref),
 		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseSpec":        schema_apiloom_apis_example_v2alpha1_DatabaseSpec(ref),
 		"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseStatus":      schema_apiloom_apis_example_v2alpha1_DatabaseStatus(ref),
@@ -1449,6 +1455,93 @@ func schema_apiloom_apis_crdconf_v1_Window(ref common.ReferenceCallback) common.
 	}
 }
 
+func schema_apiloom_apis_example_v1_BackupRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BackupRequest asks for a backup of a Database: the body of a POST to .../databases/NAME/backup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"destination": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Destination is where the backup is written: an s3://, gs:// or file:// URL.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name names the backup within its Database; the time it is asked for when empty.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"destination"},
+			},
+		},
+	}
+}
+
+func schema_apiloom_apis_example_v1_BackupResult(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BackupResult is the answer to a BackupRequest: the backup as the Database's status now records it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backup": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Backup is the backup recorded.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/apiloom/apiloom/apis/example/v1.DatabaseBackup"),
+						},
+					},
+					"databaseResourceVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DatabaseResourceVersion is the Database's resourceVersion once the backup is recorded in its status (empty on a dry run).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"backup"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiloom/apiloom/apis/example/v1.DatabaseBackup"},
+	}
+}
+
 func schema_apiloom_apis_example_v1_Database(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1498,6 +1591,128 @@ func schema_apiloom_apis_example_v1_Database(ref common.ReferenceCallback) commo
 	}
 }
 
+func schema_apiloom_apis_example_v1_DatabaseBackup(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseBackup is one backup of a Database.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name names the backup within its Database.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"destination": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Destination is where the backup is written.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestedAt is when the backup was asked for.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"requestedBy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestedBy is the user who asked for it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v1_DatabaseConnection(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseConnection is how a client connects to a Database, computed from it and its Region: the answer to a GET of .../databases/NAME/connection.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ready is true once the database accepts connections.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"endpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoint is the host:port to connect to, once ready.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uris": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URIs are a connection URI per user, without passwords (\"postgres://alice@host:5432/orders\").",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"region": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Region is the display name of the database's Region, or its name when it has none; empty when the Region does not exist.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"zones": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Zones are the zones of that Region.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"ready"},
+			},
+		},
+	}
+}
+
 func schema_apiloom_apis_example_v1_DatabaseList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1543,6 +1758,54 @@ func schema_apiloom_apis_example_v1_DatabaseList(ref common.ReferenceCallback) c
 		},
 		Dependencies: []string{
 			"github.com/apiloom/apiloom/apis/example/v1.Database", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_apiloom_apis_example_v1_DatabaseLogOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseLogOptions are the query parameters of a GET of .../databases/NAME/logs, a Database's log as pods/log is a Pod's: the Events about it, one line each.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"follow": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Follow keeps the stream open, writing each new line as it happens.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"tailLines": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TailLines is how many of the latest lines to start with; all when unset.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"timestamps": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timestamps starts each line with its time (RFC 3339).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -1709,11 +1972,32 @@ func schema_apiloom_apis_example_v1_DatabaseStatus(ref common.ReferenceCallback)
 							},
 						},
 					},
+					"backups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Backups are the latest backups asked for through the backup subresource, newest last; the oldest go once there are ten.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/example/v1.DatabaseBackup"),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			"github.com/apiloom/apiloom/apis/example/v1.DatabaseBackup", metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -1945,6 +2229,50 @@ func schema_apiloom_apis_example_v2alpha1_Database(ref common.ReferenceCallback)
 	}
 }
 
+func schema_apiloom_apis_example_v2alpha1_DatabaseBackup(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DatabaseBackup is one backup of a Database.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name names the backup within its Database.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"destination": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Destination is where the backup is written.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestedAt is when the backup was asked for.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"requestedBy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestedBy is the user who asked for it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_apiloom_apis_example_v2alpha1_DatabaseList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2163,11 +2491,32 @@ func schema_apiloom_apis_example_v2alpha1_DatabaseStatus(ref common.ReferenceCal
 							},
 						},
 					},
+					"backups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Backups are the latest backups asked for through the backup subresource of v1, newest last; the oldest go once there are ten.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseBackup"),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			"github.com/apiloom/apiloom/apis/example/v2alpha1.DatabaseBackup", metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

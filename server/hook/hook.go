@@ -69,9 +69,12 @@ func (h *Hooks[O]) Mutates() bool {
 // during the call.
 type Request struct {
 	ctx context.Context
-	// Operation is CREATE, UPDATE or DELETE.
+	// Operation is CREATE, UPDATE or DELETE; CREATE for an action of
+	// the kind's own (a POST to its subresource), READ for a view or a
+	// stream.
 	Operation Operation
-	// Subresource is "" for the main resource, "status" or "scale".
+	// Subresource is "" for the main resource, "status" or "scale", or
+	// the name of the kind's own subresource being called ("backup").
 	Subresource string
 	// DryRun is true when nothing will be stored: a hook with side
 	// effects must not have them.
@@ -83,6 +86,8 @@ type Request struct {
 	Namespace, Name string
 
 	readers Readers
+	// writers are set on an action's request only (WithWriters).
+	writers Writers
 }
 
 // Context is the request's context, with the hook's deadline: a hook that

@@ -108,6 +108,14 @@ type SubresourceInfo struct {
 	Kind metav1.GroupVersionKind
 	// Verbs are the verbs it serves (create).
 	Verbs []string
+	// Type is what a kind's own subresource does (Definition.Custom);
+	// "" for one the server serves itself (a ServiceAccount's token).
+	Type SubresourceType
+	// InputOpenAPIName and ResultOpenAPIName are the OpenAPI definitions
+	// of what a custom subresource reads (an action's body, a stream's
+	// query options) and answers (an action's or a view's result); ""
+	// for none.
+	InputOpenAPIName, ResultOpenAPIName string
 }
 
 // Strategy holds the facts of a kind that kube-apiserver's registry
@@ -310,6 +318,11 @@ type Definition[O Object] struct {
 	// creates, updates and deletes, and warnings, wired by apiserver-gen
 	// from the kind's type in hooks/<group>/<version>.
 	Hooks *hook.Hooks[O]
+
+	// Custom, optional, are the kind's own subresources (subresource.go),
+	// each also described in Info.Subresources; apiserver-gen wires them
+	// from the kind's +genclient:method markers and hooks.
+	Custom []Custom[O]
 
 	// Printer, optional, renders the kind's Table in place of the name
 	// and PrintColumns: a built-in kind whose kube-apiserver printer

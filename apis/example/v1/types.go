@@ -9,6 +9,8 @@ import (
 // +genclient
 // +genclient:method=GetScale,verb=get,subresource=scale,result=k8s.io/api/autoscaling/v1.Scale
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
+// +genclient:method=Backup,verb=create,subresource=backup,input=BackupRequest,result=BackupResult
+// +genclient:method=GetConnection,verb=get,subresource=connection,result=DatabaseConnection
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:shortName=db;dbs,categories=all
 // +kubebuilder:storageversion
@@ -122,6 +124,103 @@ type DatabaseStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,7,rep,name=conditions"`
+	// Backups are the latest backups asked for through the backup
+	// subresource, newest last; the oldest go once there are ten.
+	//
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Backups []DatabaseBackup `json:"backups,omitempty" protobuf:"bytes,8,rep,name=backups"`
+}
+
+// DatabaseBackup is one backup of a Database.
+type DatabaseBackup struct {
+	// Name names the backup within its Database.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Destination is where the backup is written.
+	Destination string `json:"destination,omitempty" protobuf:"bytes,2,opt,name=destination"`
+	// RequestedAt is when the backup was asked for.
+	RequestedAt metav1.Time `json:"requestedAt,omitempty" protobuf:"bytes,3,opt,name=requestedAt"`
+	// RequestedBy is the user who asked for it.
+	RequestedBy string `json:"requestedBy,omitempty" protobuf:"bytes,4,opt,name=requestedBy"`
+}
+
+// BackupRequest asks for a backup of a Database: the body of a POST to
+// .../databases/NAME/backup.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BackupRequest struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Destination is where the backup is written: an s3://, gs:// or
+	// file:// URL.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^(s3|gs|file)://.+`
+	Destination string `json:"destination" protobuf:"bytes,1,opt,name=destination"`
+	// Name names the backup within its Database; the time it is asked
+	// for when empty.
+	//
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty" protobuf:"bytes,2,opt,name=name"`
+}
+
+// BackupResult is the answer to a BackupRequest: the backup as the
+// Database's status now records it.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type BackupResult struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Backup is the backup recorded.
+	Backup DatabaseBackup `json:"backup" protobuf:"bytes,1,opt,name=backup"`
+	// DatabaseResourceVersion is the Database's resourceVersion once the
+	// backup is recorded in its status (empty on a dry run).
+	DatabaseResourceVersion string `json:"databaseResourceVersion,omitempty" protobuf:"bytes,2,opt,name=databaseResourceVersion"`
+}
+
+// DatabaseConnection is how a client connects to a Database, computed
+// from it and its Region: the answer to a GET of
+// .../databases/NAME/connection.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DatabaseConnection struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Ready is true once the database accepts connections.
+	Ready bool `json:"ready" protobuf:"varint,1,opt,name=ready"`
+	// Endpoint is the host:port to connect to, once ready.
+	Endpoint string `json:"endpoint,omitempty" protobuf:"bytes,2,opt,name=endpoint"`
+	// URIs are a connection URI per user, without passwords
+	// ("postgres://alice@host:5432/orders").
+	URIs []string `json:"uris,omitempty" protobuf:"bytes,3,rep,name=uris"`
+	// Region is the display name of the database's Region, or its name
+	// when it has none; empty when the Region does not exist.
+	Region string `json:"region,omitempty" protobuf:"bytes,4,opt,name=region"`
+	// Zones are the zones of that Region.
+	Zones []string `json:"zones,omitempty" protobuf:"bytes,5,rep,name=zones"`
+}
+
+// DatabaseLogOptions are the query parameters of a GET of
+// .../databases/NAME/logs, a Database's log as pods/log is a Pod's: the
+// Events about it, one line each.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type DatabaseLogOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Follow keeps the stream open, writing each new line as it happens.
+	Follow bool `json:"follow,omitempty" protobuf:"varint,1,opt,name=follow"`
+	// TailLines is how many of the latest lines to start with; all when
+	// unset.
+	TailLines *int64 `json:"tailLines,omitempty" protobuf:"varint,2,opt,name=tailLines"`
+	// Timestamps starts each line with its time (RFC 3339).
+	Timestamps bool `json:"timestamps,omitempty" protobuf:"varint,3,opt,name=timestamps"`
 }
 
 // DatabaseList is a list of Databases.

@@ -46,8 +46,12 @@ func init() {
 // Adds the list of known types to Scheme.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
+		&BackupRequest{},
+		&BackupResult{},
 		&Database{},
+		&DatabaseConnection{},
 		&DatabaseList{},
+		&DatabaseLogOptions{},
 		&Region{},
 		&RegionList{},
 	)

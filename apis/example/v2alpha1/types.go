@@ -119,6 +119,28 @@ type DatabaseStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,7,rep,name=conditions"`
+	// Backups are the latest backups asked for through the backup
+	// subresource of v1, newest last; the oldest go once there are ten.
+	//
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Backups []DatabaseBackup `json:"backups,omitempty" protobuf:"bytes,8,rep,name=backups"`
+}
+
+// DatabaseBackup is one backup of a Database.
+type DatabaseBackup struct {
+	// Name names the backup within its Database.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Destination is where the backup is written.
+	Destination string `json:"destination,omitempty" protobuf:"bytes,2,opt,name=destination"`
+	// RequestedAt is when the backup was asked for.
+	RequestedAt metav1.Time `json:"requestedAt,omitempty" protobuf:"bytes,3,opt,name=requestedAt"`
+	// RequestedBy is the user who asked for it.
+	RequestedBy string `json:"requestedBy,omitempty" protobuf:"bytes,4,opt,name=requestedBy"`
 }
 
 // DatabaseList is a list of Databases.

@@ -393,6 +393,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.apiloom.apiloom.apis.example.v1.DatabaseStatus
+- name: com.github.apiloom.apiloom.apis.example.v1.DatabaseBackup
+  map:
+    fields:
+    - name: destination
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: requestedAt
+      type:
+        scalar: untyped
+    - name: requestedBy
+      type:
+        scalar: string
 - name: com.github.apiloom.apiloom.apis.example.v1.DatabaseSpec
   map:
     fields:
@@ -428,6 +443,14 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.apiloom.apiloom.apis.example.v1.DatabaseStatus
   map:
     fields:
+    - name: backups
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.example.v1.DatabaseBackup
+          elementRelationship: associative
+          keys:
+          - name
     - name: conditions
       type:
         list:
@@ -519,6 +542,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseStatus
+- name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseBackup
+  map:
+    fields:
+    - name: destination
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: requestedAt
+      type:
+        scalar: untyped
+    - name: requestedBy
+      type:
+        scalar: string
 - name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseSpec
   map:
     fields:
@@ -557,6 +595,14 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseStatus
   map:
     fields:
+    - name: backups
+      type:
+        list:
+          elementType:
+            namedType: com.github.apiloom.apiloom.apis.example.v2alpha1.DatabaseBackup
+          elementRelationship: associative
+          keys:
+          - name
     - name: conditions
       type:
         list:

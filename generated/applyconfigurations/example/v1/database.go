@@ -70,6 +70,18 @@ func ExtractDatabase(database *examplev1.Database, fieldManager string) (*Databa
 	return ExtractDatabaseFrom(database, fieldManager, "")
 }
 
+// ExtractDatabaseBackup extracts the applied configuration owned by fieldManager from
+// database for the backup subresource.
+func ExtractDatabaseBackup(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {
+	return ExtractDatabaseFrom(database, fieldManager, "backup")
+}
+
+// ExtractDatabaseConnection extracts the applied configuration owned by fieldManager from
+// database for the connection subresource.
+func ExtractDatabaseConnection(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {
+	return ExtractDatabaseFrom(database, fieldManager, "connection")
+}
+
 // ExtractDatabaseScale extracts the applied configuration owned by fieldManager from
 // database for the scale subresource.
 func ExtractDatabaseScale(database *examplev1.Database, fieldManager string) (*DatabaseApplyConfiguration, error) {

@@ -25,6 +25,9 @@ type DatabaseStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are the standard condition list (Ready, Degraded, ...).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// Backups are the latest backups asked for through the backup
+	// subresource of v1, newest last; the oldest go once there are ten.
+	Backups []DatabaseBackupApplyConfiguration `json:"backups,omitempty"`
 }
 
 // DatabaseStatusApplyConfiguration constructs a declarative configuration of the DatabaseStatus type for use with
@@ -90,6 +93,19 @@ func (b *DatabaseStatusApplyConfiguration) WithConditions(values ...*v1.Conditio
 			panic("nil value passed to WithConditions")
 		}
 		b.Conditions = append(b.Conditions, *values[i])
+	}
+	return b
+}
+
+// WithBackups adds the given value to the Backups field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Backups field.
+func (b *DatabaseStatusApplyConfiguration) WithBackups(values ...*DatabaseBackupApplyConfiguration) *DatabaseStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithBackups")
+		}
+		b.Backups = append(b.Backups, *values[i])
 	}
 	return b
 }

@@ -38,6 +38,8 @@ type DatabaseInterface interface {
 	ApplyStatus(ctx context.Context, database *applyconfigurationsexamplev1.DatabaseApplyConfiguration, opts metav1.ApplyOptions) (result *examplev1.Database, err error)
 	GetScale(ctx context.Context, databaseName string, options metav1.GetOptions) (*autoscalingv1.Scale, error)
 	UpdateScale(ctx context.Context, databaseName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
+	Backup(ctx context.Context, databaseName string, backupRequest *examplev1.BackupRequest, opts metav1.CreateOptions) (*examplev1.BackupResult, error)
+	GetConnection(ctx context.Context, databaseName string, options metav1.GetOptions) (*examplev1.DatabaseConnection, error)
 
 	DatabaseExpansion
 }
@@ -85,6 +87,35 @@ func (c *databases) UpdateScale(ctx context.Context, databaseName string, scale 
 		SubResource("scale").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(scale).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Backup takes the representation of a backupRequest and creates it.  Returns the server's representation of the backupResult, and an error, if there is any.
+func (c *databases) Backup(ctx context.Context, databaseName string, backupRequest *examplev1.BackupRequest, opts metav1.CreateOptions) (result *examplev1.BackupResult, err error) {
+	result = &examplev1.BackupResult{}
+	err = c.GetClient().Post().
+		Namespace(c.GetNamespace()).
+		Resource("databases").
+		Name(databaseName).
+		SubResource("backup").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(backupRequest).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// GetConnection takes name of the database, and returns the corresponding examplev1.DatabaseConnection object, and an error if there is any.
+func (c *databases) GetConnection(ctx context.Context, databaseName string, options metav1.GetOptions) (result *examplev1.DatabaseConnection, err error) {
+	result = &examplev1.DatabaseConnection{}
+	err = c.GetClient().Get().
+		Namespace(c.GetNamespace()).
+		Resource("databases").
+		Name(databaseName).
+		SubResource("connection").
+		VersionedParams(&options, scheme.ParameterCodec).
 		Do(ctx).
 		Into(result)
 	return

@@ -60,3 +60,27 @@ func (c *fakeDatabases) UpdateScale(ctx context.Context, databaseName string, sc
 	}
 	return obj.(*autoscalingv1.Scale), err
 }
+
+// Backup takes the representation of a backupRequest and creates it.  Returns the server's representation of the backupResult, and an error, if there is any.
+func (c *fakeDatabases) Backup(ctx context.Context, databaseName string, backupRequest *v1.BackupRequest, opts metav1.CreateOptions) (result *v1.BackupResult, err error) {
+	emptyResult := &v1.BackupResult{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), databaseName, "backup", c.Namespace(), backupRequest, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1.BackupResult), err
+}
+
+// GetConnection takes name of the database, and returns the corresponding databaseConnection object, and an error if there is any.
+func (c *fakeDatabases) GetConnection(ctx context.Context, databaseName string, options metav1.GetOptions) (result *v1.DatabaseConnection, err error) {
+	emptyResult := &v1.DatabaseConnection{}
+	obj, err := c.Fake.
+		Invokes(testing.NewGetSubresourceActionWithOptions(c.Resource(), c.Namespace(), "connection", databaseName, options), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1.DatabaseConnection), err
+}
