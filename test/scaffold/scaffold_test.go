@@ -169,6 +169,7 @@ func (Order) Default(_ *hook.Request, o *shopv1.Order) {
 	}
 }
 `)
+	addApprove(t, mod)
 	for file, spec := range map[string]string{
 		"examples/shop_v1_order.yaml":           "spec:\n  customer: alice\n",
 		"examples/billing_v1beta1_invoice.yaml": "spec:\n  account: acme\n",
@@ -180,6 +181,96 @@ func (Order) Default(_ *hook.Request, o *shopv1.Order) {
 		}
 		write(t, filepath.Join(mod, file), changed)
 	}
+}
+
+// addApprove gives Order a verb of its own (issue 38): an approve action
+// declared by a +genclient:method marker, its input and result type, the
+// hook that implements it, and a test in the module that calls it through
+// the module's generated client against a real server.
+func addApprove(t *testing.T, mod string) {
+	t.Helper()
+	file := filepath.Join(mod, "apis/shop/v1/order_types.go")
+	orig := read(t, mod, "apis/shop/v1/order_types.go")
+	marked := strings.Replace(orig, "// +genclient\n", "// +genclient\n// +genclient:method=Approve,verb=create,subresource=approve,input=OrderApproval,result=OrderApproval\n", 1)
+	if marked == orig {
+		t.Fatalf("order_types.go has no +genclient line:\n%s", orig)
+	}
+	write(t, file, marked+`
+// OrderApproval approves an Order: the body and the answer of a POST to
+// .../orders/NAME/approve.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type OrderApproval struct {
+	metav1.TypeMeta `+"`json:\",inline\"`"+`
+
+	// Approver is who approves.
+	//
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:MinLength=1
+	Approver string `+"`json:\"approver\"`"+`
+	// Phase is the Order's phase once approved.
+	Phase string `+"`json:\"phase,omitempty\"`"+`
+}
+`)
+	write(t, filepath.Join(mod, "hooks/shop/v1/approve.go"), `package v1
+
+import (
+	"github.com/apiloom/apiloom/server/hook"
+
+	shopv1 "example.com/shop/apis/shop/v1"
+)
+
+// Approve marks the Order approved, through the server's write path.
+func (Order) Approve(req *hook.Request, o *shopv1.Order, in *shopv1.OrderApproval) (*shopv1.OrderApproval, error) {
+	next := o.DeepCopy()
+	next.Status.Phase = "Approved by " + in.Approver
+	if _, err := hook.UpdateStatus(req, next); err != nil {
+		return nil, err
+	}
+	return &shopv1.OrderApproval{Approver: in.Approver, Phase: next.Status.Phase}, nil
+}
+`)
+	write(t, filepath.Join(mod, "test/approve_test.go"), `package test
+
+import (
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	shopv1 "example.com/shop/apis/shop/v1"
+	"example.com/shop/generated/clientset/versioned"
+)
+
+// TestOrderApprove calls the approve action through the generated client.
+func TestOrderApprove(t *testing.T) {
+	srv := startServer(t)
+	ctx := t.Context()
+	orders := versioned.NewForConfigOrDie(srv.Config).ShopV1().Orders("default")
+	order := &shopv1.Order{ObjectMeta: metav1.ObjectMeta{Name: "to-approve"}, Spec: shopv1.OrderSpec{Customer: "alice"}}
+	if _, err := orders.Create(ctx, order, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := orders.Approve(ctx, "to-approve", &shopv1.OrderApproval{Approver: "bob"}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if got.Phase != "Approved by bob" || got.Kind != "OrderApproval" {
+		t.Fatalf("approve answered %+v", got)
+	}
+	stored, err := orders.Get(ctx, "to-approve", metav1.GetOptions{})
+	if err != nil || stored.Status.Phase != "Approved by bob" {
+		t.Fatalf("after approve: %v, status %+v", err, stored.Status)
+	}
+	// The input is validated by its markers.
+	if _, err := orders.Approve(ctx, "to-approve", &shopv1.OrderApproval{}, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("approve without an approver: %v, want 422 Invalid", err)
+	}
+	if _, err := orders.Approve(ctx, "missing", &shopv1.OrderApproval{Approver: "bob"}, metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("approve a missing order: %v, want 404", err)
+	}
+}
+`)
 }
 
 // replaceSpec replaces the fields of kind's spec type in file with fields.
