@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/websocket"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/apiloom/apiloom/apis/example/v1"
+)
+
+// TestCustomSubresourceStreamTransports reads a following logs stream over
+// HTTP/1.1 (chunked), HTTP/2 and WebSocket: the tail at once, each as
+// plain text.
+func TestCustomSubresourceStreamTransports(t *testing.T) {
+	cs, _, ts := subresourceFixture(t)
+	if _, err := cs.ExampleV1().Databases("default").Backup(t.Context(), "orders", &examplev1.BackupRequest{Destination: "s3://b", Name: "first"}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const logs = dbPath + "orders/logs?follow=true"
+	get := func(t *testing.T, client *http.Client) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.Config.Host+logs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("logs: %s %q", resp.Status, resp.Header.Get("Content-Type"))
+		}
+		line, err := readLine(bufio.NewReader(resp.Body))
+		if err != nil || !strings.Contains(line, "BackupRequested: backup first to s3://b") {
+			t.Fatalf("first line %q: %v", line, err)
+		}
+		return resp
+	}
+	t.Run("http1.1-chunked", func(t *testing.T) {
+		tr := &http.Transport{TLSClientConfig: tlsConfig(t, ts, "http/1.1"), TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
+		defer tr.CloseIdleConnections()
+		resp := get(t, &http.Client{Transport: tr})
+		if resp.ProtoMajor != 1 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+			t.Fatalf("proto %s, transfer-encoding %v; want HTTP/1.1 chunked", resp.Proto, resp.TransferEncoding)
+		}
+	})
+	t.Run("http2", func(t *testing.T) {
+		tr := &http2.Transport{TLSClientConfig: tlsConfig(t, ts, "h2", "http/1.1")}
+		defer tr.CloseIdleConnections()
+		if resp := get(t, &http.Client{Transport: tr}); resp.ProtoMajor != 2 {
+			t.Fatalf("proto %s, want HTTP/2", resp.Proto)
+		}
+	})
+	t.Run("websocket", func(t *testing.T) {
+		cfg, err := websocket.NewConfig(strings.Replace(ts.Config.Host, "https://", "wss://", 1)+logs, ts.Config.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TlsConfig = tlsConfig(t, ts, "http/1.1")
+		cfg.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
+		ws, err := websocket.DialConfig(cfg)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		defer ws.Close()
+		var msg string
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		if !strings.Contains(msg, "BackupRequested: backup first to s3://b") {
+			t.Fatalf("message %q", msg)
+		}
+	})
+}
+
+// maxStreamBytes bounds what one idle follow stream holds, the server's
+// side and the client's together (both run in this process): its
+// goroutines' stacks, its HTTP/2 stream, its watch of Events, its reader.
+const maxStreamBytes = 64 << 10
+
+// TestManyFollowStreams holds followStreams idle follow streams at once
+// over client-go (HTTP/2): each gets a new line, the memory they hold
+// stays within maxStreamBytes a stream, and once the clients go away
+// every stream's goroutine ends.
+func TestManyFollowStreams(t *testing.T) {
+	cs, _, _ := subresourceFixture(t)
+	ctx := t.Context()
+	before := heapAndStacks()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	readers := make([]*bufio.Reader, followStreams)
+	var wg sync.WaitGroup
+	errs := make(chan error, followStreams)
+	for i := range followStreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream, err := logsRequest(cs, map[string]string{"follow": "true"}).Stream(sctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			readers[i] = bufio.NewReaderSize(stream, 256)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("opening a stream: %v", err)
+	}
+	eventually(t, "every stream to follow", func(context.Context) (bool, error) { return streamGoroutines(t) == followStreams, nil })
+	held := heapAndStacks() - before
+	perStream := held / followStreams
+	t.Logf("%d idle follow streams hold %d KiB: %d bytes a stream (both ends)", followStreams, held>>10, perStream)
+	if perStream > maxStreamBytes {
+		t.Errorf("%d bytes a stream, want at most %d", perStream, maxStreamBytes)
+	}
+
+	if _, err := cs.ExampleV1().Databases("default").Backup(ctx, "orders", &examplev1.BackupRequest{Destination: "s3://b", Name: "fan-out"}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range readers {
+		if line, err := readLine(r); err != nil || !strings.Contains(line, "backup fan-out ") {
+			t.Fatalf("stream %d: %q %v", i, line, err)
+		}
+	}
+	cancel()
+	eventually(t, "every stream's goroutine to end", func(context.Context) (bool, error) { return streamGoroutines(t) == 0, nil })
+}
+
+// heapAndStacks is the heap in use plus the goroutine stacks, after a
+// collection.
+func heapAndStacks() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse + m.StackInuse)
+}
