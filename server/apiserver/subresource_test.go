@@ -243,3 +243,29 @@ func TestCustomStreamLongRunning(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWithStreams is what marking streams costs a request that is not
+// one (a get of a Database) and one that is, beyond the request info.
+func BenchmarkWithStreams(b *testing.B) {
+	infos := []*resource.Info{customDatabase()}
+	var long bool
+	h := withStreams(infos, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { long = longRunning(r) }))
+	for _, bc := range []struct{ name, path string }{{"get", dbPath[:len(dbPath)-1]}, {"stream", dbPath + "logs"}} {
+		r := httptest.NewRequest("GET", bc.path, nil)
+		ri, err := requestInfoResolver().NewRequestInfo(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r = r.WithContext(request.WithRequestInfo(r.Context(), ri))
+		w := httptest.NewRecorder()
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, r)
+			}
+		})
+		if long != (bc.name == "stream") {
+			b.Errorf("%s: long-running %v", bc.name, long)
+		}
+	}
+}
