@@ -47,6 +47,7 @@ func customKeys(info *resource.Info) []string {
 
 // checkSubresources rejects a subresource discovery cannot describe.
 func checkSubresources(info *resource.Info) error {
+	seen := map[string]bool{}
 	for _, sub := range info.Subresources {
 		bad := func(what string) error {
 			return fmt.Errorf("%w: %s/%s %s subresource %q %s", ErrInvalidResource, info.Group, info.Version, info.Kind, sub.Name, what)
@@ -56,6 +57,8 @@ func checkSubresources(info *resource.Info) error {
 			return bad("is not a path segment")
 		case sub.Name == statusSubresource || sub.Name == scaleSubresource || sub.Name == finalizeSubresource:
 			return bad("has the name of a generic subresource")
+		case seen[sub.Name]:
+			return bad("is listed twice")
 		case sub.Type != "" && sub.Type != resource.Action && sub.Type != resource.View && sub.Type != resource.Stream:
 			return bad(fmt.Sprintf("has unknown type %q", sub.Type))
 		case sub.Type == resource.Action && sub.InputOpenAPIName == "":
@@ -63,6 +66,7 @@ func checkSubresources(info *resource.Info) error {
 		case sub.Type == resource.View && sub.ResultOpenAPIName == "":
 			return bad("is a view without a result definition")
 		}
+		seen[sub.Name] = true
 	}
 	return nil
 }

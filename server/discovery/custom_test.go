@@ -332,6 +332,7 @@ func TestCustomSubresourceRejected(t *testing.T) {
 		"unknown type":        {func(s *resource.SubresourceInfo) { s.Type = "rpc" }, apidiscovery.ErrInvalidResource},
 		"slash":               {func(s *resource.SubresourceInfo) { s.Name = "a/b" }, apidiscovery.ErrInvalidResource},
 		"status":              {func(s *resource.SubresourceInfo) { s.Name = "status" }, apidiscovery.ErrInvalidResource},
+		"twice":               {func(s *resource.SubresourceInfo) { s.Name = "logs" }, apidiscovery.ErrInvalidResource},
 		"action without body": {func(s *resource.SubresourceInfo) { s.InputOpenAPIName = "" }, apidiscovery.ErrInvalidResource},
 		"missing definition":  {func(s *resource.SubresourceInfo) { s.ResultOpenAPIName = pkgV1 + ".Nowhere" }, apidiscovery.ErrMissingDefinition},
 	} {
