@@ -11,11 +11,12 @@ import (
 // request, decided as kube-apiserver decides it for a generic apiserver.
 
 // longRunning reports whether r may rightly outlast --request-timeout and
-// so holds no in-flight seat: a watch, or a pprof profile or trace, which
-// runs for its seconds parameter. kube-apiserver's generic check
-// (BasicLongRunningRequestCheck with the watch verb) says the same.
+// so holds no in-flight seat: a watch, a kind's own stream (withStreams)
+// or a pprof profile or trace, which runs for its seconds parameter.
+// kube-apiserver's generic check (BasicLongRunningRequestCheck with the
+// watch verb, and the log subresource for pods/log) says the same.
 func longRunning(r *http.Request) bool {
-	return endpoints.IsWatch(r) || strings.HasPrefix(r.URL.Path, "/debug/pprof/")
+	return endpoints.IsWatch(r) || isStream(r) || strings.HasPrefix(r.URL.Path, "/debug/pprof/")
 }
 
 // isMutating reports whether r counts against

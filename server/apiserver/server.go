@@ -296,7 +296,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// Audit, then the request's span, start once its user is known, as in
 	// kube-apiserver's chain (where the span encloses the audit filter).
-	handler := withRequestInfo(withAuthentication(authSetup.auth, authSetup.apiAudiences, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
+	handler := withRequestInfo(withStreams(infos, withAuthentication(authSetup.auth, authSetup.apiAudiences, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
 	handler = responsewriters.WithCBOR(handler, cbor)

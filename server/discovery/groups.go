@@ -113,5 +113,5 @@ func checkInfo(info *resource.Info) error {
 	case strings.Contains(info.Plural, "/"):
 		return fmt.Errorf("%w: plural %q contains '/'", ErrInvalidResource, info.Plural)
 	}
-	return nil
+	return checkSubresources(info)
 }

@@ -94,8 +94,9 @@ func legacyGroupList(groups []*apiGroup) *metav1.APIGroupList {
 
 // legacyResourceList is /apis/{group}/{version}: each resource, then its
 // status subresource as "plural/status" (which has no singular name, as in
-// kube-apiserver) and its scale subresource as "plural/scale", of kind
-// autoscaling/v1 Scale.
+// kube-apiserver), its scale subresource as "plural/scale", of kind
+// autoscaling/v1 Scale, and those with handlers of their own
+// (Info.Subresources).
 func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 	out := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
@@ -147,14 +148,21 @@ func legacyResourceList(v *groupVersion) *metav1.APIResourceList {
 			})
 		}
 		for _, sub := range info.Subresources {
-			out.APIResources = append(out.APIResources, metav1.APIResource{
+			r := metav1.APIResource{
 				Name:       info.Plural + "/" + sub.Name,
 				Namespaced: info.Namespaced,
-				Group:      sub.Kind.Group,
-				Version:    sub.Kind.Version,
 				Kind:       sub.Kind.Kind,
 				Verbs:      sub.Verbs,
-			})
+			}
+			// As kube-apiserver: group and version only for a kind of
+			// another group-version (serviceaccounts/token's
+			// authentication.k8s.io/v1 TokenRequest, pods/eviction's
+			// policy/v1 Eviction); one of the list's own leaves them
+			// empty (pods/binding's Binding, pods/log's Pod).
+			if sub.Kind.Group != v.gv.Group || sub.Kind.Version != v.gv.Version {
+				r.Group, r.Version = sub.Kind.Group, sub.Kind.Version
+			}
+			out.APIResources = append(out.APIResources, r)
 		}
 	}
 	return out

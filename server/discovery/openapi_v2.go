@@ -12,7 +12,7 @@ import (
 // served both as JSON and as gnostic's protobuf encoding.
 
 // openAPIV2Doc renders the OpenAPI v2 document of every group-version.
-func openAPIV2Doc(groups []*apiGroup, defs common.GetOpenAPIDefinitions, namer *schemaNamer, info *spec.Info) (*spec.Swagger, error) {
+func openAPIV2Doc(groups []*apiGroup, defs common.GetOpenAPIDefinitions, namer *schemaNamer, options map[string][]queryParam, info *spec.Info) (*spec.Swagger, error) {
 	definitions, err := definitionsV2(defs, namer, groups)
 	if err != nil {
 		return nil, err
@@ -26,7 +26,7 @@ func openAPIV2Doc(groups []*apiGroup, defs common.GetOpenAPIDefinitions, namer *
 	for _, g := range groups {
 		for _, v := range g.versions {
 			for _, r := range v.resources {
-				for _, rt := range resourceRoutes(r) {
+				for _, rt := range resourceRoutes(r, options) {
 					doc.Paths.Paths[rt.path] = pathV2(r, rt)
 				}
 			}
@@ -96,6 +96,8 @@ func operationV2(info *resource.Info, op operation) *spec.Operation {
 		o.Parameters = append(o.Parameters, bodyParamV2(patchKey, true))
 	case bodyDeleteOptions:
 		o.Parameters = append(o.Parameters, bodyParamV2(deleteOptionsKey, false))
+	case bodyInput:
+		o.Parameters = append(o.Parameters, bodyParamV2(op.custom.InputOpenAPIName, true))
 	}
 	for _, q := range op.params {
 		p := spec.Parameter{ParamProps: spec.ParamProps{Name: q.name, In: "query", Description: q.description}}
@@ -104,10 +106,15 @@ func operationV2(info *resource.Info, op operation) *spec.Operation {
 		o.Parameters = append(o.Parameters, p)
 	}
 	for _, resp := range op.responses {
-		o.Responses.StatusCodeResponses[resp.code] = spec.Response{ResponseProps: spec.ResponseProps{
-			Description: resp.description,
-			Schema:      refV2(responseSchemaKey(info, op, resp.kind)),
-		}}
+		r := spec.Response{ResponseProps: spec.ResponseProps{Description: resp.description}}
+		switch key := responseSchemaKey(info, op, resp.kind); {
+		case resp.kind == respText:
+			o.Produces = []string{contentTypeText}
+			r.Schema = spec.StringProperty()
+		case key != "":
+			r.Schema = refV2(key)
+		}
+		o.Responses.StatusCodeResponses[resp.code] = r
 	}
 	return o
 }

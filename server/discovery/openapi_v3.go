@@ -25,7 +25,7 @@ func openAPIV3URL(v *groupVersion, hash string) string {
 }
 
 // openAPIV3Doc renders the OpenAPI v3 document of one group-version.
-func openAPIV3Doc(v *groupVersion, defs common.GetOpenAPIDefinitions, namer *schemaNamer, info *spec.Info) (*spec3.OpenAPI, error) {
+func openAPIV3Doc(v *groupVersion, defs common.GetOpenAPIDefinitions, namer *schemaNamer, options map[string][]queryParam, info *spec.Info) (*spec3.OpenAPI, error) {
 	schemas, err := componentSchemasV3(defs, namer, v)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func openAPIV3Doc(v *groupVersion, defs common.GetOpenAPIDefinitions, namer *sch
 		Components: &spec3.Components{Schemas: schemas},
 	}
 	for _, r := range v.resources {
-		for _, rt := range resourceRoutes(r) {
+		for _, rt := range resourceRoutes(r, options) {
 			doc.Paths.Paths[rt.path] = pathV3(r, rt)
 		}
 	}
@@ -113,12 +113,18 @@ func operationV3(info *resource.Info, op operation) *spec3.Operation {
 		o.RequestBody = requestBodyV3(patchKey, true, op.patchTypes()...)
 	case bodyDeleteOptions:
 		o.RequestBody = requestBodyV3(deleteOptionsKey, false, contentTypeJSON)
+	case bodyInput:
+		o.RequestBody = requestBodyV3(op.custom.InputOpenAPIName, true, contentTypeJSON)
 	}
 	for _, resp := range op.responses {
-		o.Responses.StatusCodeResponses[resp.code] = &spec3.Response{ResponseProps: spec3.ResponseProps{
-			Description: resp.description,
-			Content:     jsonContentV3(responseSchemaKey(info, op, resp.kind)),
-		}}
+		r := &spec3.Response{ResponseProps: spec3.ResponseProps{Description: resp.description}}
+		switch key := responseSchemaKey(info, op, resp.kind); {
+		case resp.kind == respText:
+			r.Content = map[string]*spec3.MediaType{contentTypeText: {MediaTypeProps: spec3.MediaTypeProps{Schema: spec.StringProperty()}}}
+		case key != "":
+			r.Content = jsonContentV3(key)
+		}
+		o.Responses.StatusCodeResponses[resp.code] = r
 	}
 	return o
 }
@@ -143,13 +149,18 @@ func refV3(key string) *spec.Schema {
 	return spec.RefSchema("#/components/schemas/" + common.EscapeJsonPointer(schemaName(key)))
 }
 
-// responseSchemaKey is the definition a response body holds.
+// responseSchemaKey is the definition a response body holds; "" for none
+// (a stream's text, a custom subresource without a result definition).
 func responseSchemaKey(info *resource.Info, op operation, kind responseKind) string {
 	switch kind {
 	case respList:
 		return listKey(info)
 	case respStatus:
 		return statusKey
+	case respResult:
+		return op.custom.ResultOpenAPIName
+	case respText:
+		return ""
 	default:
 		return op.objectKey(info)
 	}

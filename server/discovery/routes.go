@@ -73,6 +73,8 @@ const (
 	bodyObject
 	bodyPatch
 	bodyDeleteOptions
+	// bodyInput is a custom action's input (SubresourceInfo.InputOpenAPIName).
+	bodyInput
 )
 
 // responseKind is what a response body holds.
@@ -82,6 +84,11 @@ const (
 	respObject responseKind = iota
 	respList
 	respStatus
+	// respResult is a custom subresource's result
+	// (SubresourceInfo.ResultOpenAPIName).
+	respResult
+	// respText is a stream's body: a string, as text/plain.
+	respText
 )
 
 // response is one documented status code.
@@ -95,7 +102,11 @@ type response struct {
 type operation struct {
 	// scale says the operation is on a /scale subresource: its object is
 	// an autoscaling/v1 Scale, not the kind, and it takes fewer patch types.
-	scale  bool
+	scale bool
+	// custom is the kind's own subresource the operation serves; its
+	// kind marks the operation and its definitions are the body and the
+	// result.
+	custom *resource.SubresourceInfo
 	method string // lower-case HTTP method: get, post, put, patch, delete
 	// action is x-kubernetes-action: get, list, post, put, patch, delete,
 	// deletecollection.
@@ -115,8 +126,10 @@ type route struct {
 	ops             []operation
 }
 
-// resourceRoutes lists info's paths and operations.
-func resourceRoutes(info *resource.Info) []route {
+// resourceRoutes lists info's paths and operations. options are the query
+// parameters of each stream's options definition, by definition key
+// (streamParams).
+func resourceRoutes(info *resource.Info, options map[string][]queryParam) []route {
 	gv := info.PathPrefix()
 	ns, nsWord := "", ""
 	if info.Namespaced {
@@ -174,7 +187,58 @@ func resourceRoutes(info *resource.Info) []route {
 		}
 		routes = append(routes, route{path: object + "/" + scaleSubresource, namespace: info.Namespaced, name: true, ops: ops})
 	}
+	for i := range info.Subresources {
+		sub := &info.Subresources[i]
+		if sub.Type == "" {
+			continue // served by the server itself, described elsewhere or not at all
+		}
+		routes = append(routes, route{
+			path: object + "/" + sub.Name, namespace: info.Namespaced, name: true,
+			ops: []operation{customOp(info, nsWord, sub, options)},
+		})
+	}
 	return routes
+}
+
+// customOp is the one operation of a kind's own subresource, written as
+// kube-apiserver writes pods/eviction (an action: POST, "create eviction of
+// a Pod", createCoreV1NamespacedPodEviction) and pods/log (a stream: GET,
+// "read log of the specified Pod", readCoreV1NamespacedPodLog, a query
+// parameter per field of its options, a string answer). A view is a GET
+// like pods/log's answering its result. Each is marked with the
+// subresource's kind, as upstream marks pods/eviction with policy/v1
+// Eviction and pods/log with the Pod.
+func customOp(info *resource.Info, nsWord string, sub *resource.SubresourceInfo, options map[string][]queryParam) operation {
+	suffix := camel(sub.Name)
+	switch sub.Type {
+	case resource.Action:
+		op := operation{
+			custom: sub, method: "post", action: "post",
+			id:          opID("create", info, nsWord, suffix),
+			description: "create " + sub.Name + " of " + article(info.Kind) + " " + info.Kind,
+			params:      writeParams,
+			responses:   []response{{200, "OK", respResult}, {201, "Created", respResult}, {202, "Accepted", respResult}},
+		}
+		if sub.InputOpenAPIName != "" {
+			op.body = bodyInput
+		}
+		return op
+	case resource.Stream:
+		return operation{
+			custom: sub, method: "get", action: "get",
+			id:          opID("read", info, nsWord, suffix),
+			description: "read " + sub.Name + " of the specified " + info.Kind,
+			params:      options[sub.InputOpenAPIName],
+			responses:   []response{{200, "OK", respText}},
+		}
+	default: // resource.View
+		return operation{
+			custom: sub, method: "get", action: "get",
+			id:          opID("read", info, nsWord, suffix),
+			description: "read " + sub.Name + " of the specified " + info.Kind,
+			responses:   []response{{200, "OK", respResult}},
+		}
+	}
 }
 
 // createOp is the POST on info's collection.
@@ -251,6 +315,9 @@ func (op operation) objectKey(info *resource.Info) string {
 func (op operation) gvk(info *resource.Info) map[string]any {
 	if op.scale {
 		return scaleGVK
+	}
+	if op.custom != nil {
+		return gvkExtension(op.custom.Kind.Group, op.custom.Kind.Version, op.custom.Kind.Kind)
 	}
 	return gvkExtension(info.Group, info.Version, info.Kind)
 }

@@ -77,10 +77,22 @@ func newSchemaNamer(infos []*resource.Info) *schemaNamer {
 	}}
 	for _, info := range infos {
 		n.gvks[info.OpenAPIName] = append(n.gvks[info.OpenAPIName], gvkExtension(info.Group, info.Version, info.Kind))
-		if info.CreateOnly {
-			continue
+		if !info.CreateOnly {
+			n.gvks[listKey(info)] = append(n.gvks[listKey(info)], gvkExtension(info.Group, info.Version, info.ListKind))
 		}
-		n.gvks[listKey(info)] = append(n.gvks[listKey(info)], gvkExtension(info.Group, info.Version, info.ListKind))
+	}
+	// The types a kind's own subresources read and answer are kinds of
+	// its group-version when they are in its package (register-gen
+	// registers them there), as kube-apiserver marks policy/v1 Eviction.
+	// The kinds themselves were marked above.
+	for _, info := range infos {
+		pkg := info.OpenAPIName[:strings.LastIndex(info.OpenAPIName, ".")+1]
+		for _, key := range customKeys(info) {
+			if _, marked := n.gvks[key]; marked || !strings.HasPrefix(key, pkg) || strings.Contains(key[len(pkg):], ".") {
+				continue
+			}
+			n.gvks[key] = []any{gvkExtension(info.Group, info.Version, key[len(pkg):])}
+		}
 	}
 	return n
 }
@@ -103,6 +115,7 @@ func rootKeys(v *groupVersion) []string {
 		if !info.CreateOnly {
 			keys = append(keys, listKey(info))
 		}
+		keys = append(keys, customKeys(info)...)
 		scale = scale || info.Scale != nil
 	}
 	if scale {

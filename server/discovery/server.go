@@ -82,7 +82,7 @@ func New(infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersio
 	}
 	b := &docBuilder{}
 	s.buildDiscovery(b, groups, serverVersion, o)
-	if err := s.buildOpenAPI(b, groups, infos, defs, serverVersion); err != nil {
+	if err := s.buildOpenAPI(b, groups, infos, defs, streamParams(all, groups), serverVersion); err != nil {
 		return nil, err
 	}
 	if b.err != nil {
@@ -129,7 +129,9 @@ func (s *Server) buildDiscovery(b *docBuilder, groups []*apiGroup, serverVersion
 
 // buildOpenAPI renders the OpenAPI v3 document of each group-version, their
 // index, and the OpenAPI v2 document.
-func (s *Server) buildOpenAPI(b *docBuilder, groups []*apiGroup, infos []*resource.Info, defs common.GetOpenAPIDefinitions, serverVersion version.Info) error {
+//
+// options are the query parameters of the streams' options (streamParams).
+func (s *Server) buildOpenAPI(b *docBuilder, groups []*apiGroup, infos []*resource.Info, defs common.GetOpenAPIDefinitions, options map[string][]queryParam, serverVersion version.Info) error {
 	info := &spec.Info{InfoProps: spec.InfoProps{Title: "apiloom", Version: serverVersion.GitVersion}}
 	if info.Version == "" {
 		info.Version = "unversioned"
@@ -138,7 +140,7 @@ func (s *Server) buildOpenAPI(b *docBuilder, groups []*apiGroup, infos []*resour
 	index := openAPIV3Index{Paths: map[string]openAPIV3IndexEntry{}}
 	for _, g := range groups {
 		for _, v := range g.versions {
-			doc, err := openAPIV3Doc(v, defs, namer, info)
+			doc, err := openAPIV3Doc(v, defs, namer, options, info)
 			if err != nil {
 				return err
 			}
@@ -149,7 +151,7 @@ func (s *Server) buildOpenAPI(b *docBuilder, groups []*apiGroup, infos []*resour
 	}
 	s.openAPIV3Index = b.json(index, contentTypeJSON)
 
-	v2, err := openAPIV2Doc(groups, defs, namer, info)
+	v2, err := openAPIV2Doc(groups, defs, namer, options, info)
 	if err != nil {
 		return err
 	}

@@ -168,10 +168,17 @@ func Default(infos []*resource.Info) Policy {
 //     get, list and watch on the resources, their status and their scale
 //     subresources, what upstream's view grants on deployments.
 //
+// A kind's own subresources (resource.Info.Subresources with a Type) are
+// granted by what they do, as upstream grants pods/eviction to edit and
+// pods/log to view: create on each action ("databases/backup") in the
+// admin role only, since an action may write; get on each view and
+// stream ("databases/connection", "databases/logs") in both, since they
+// only read.
+//
 // Resources are sorted, each once however many versions serve it; a
 // group's roles are in the group's order of first appearance.
 func UserKindRoles(infos []*resource.Info) []*rbacv1.ClusterRole {
-	type access struct{ all, read map[string]bool }
+	type access struct{ all, read, actions, reads map[string]bool }
 	byGroup := map[string]*access{}
 	var groups []string
 	for _, info := range infos {
@@ -180,7 +187,7 @@ func UserKindRoles(infos []*resource.Info) []*rbacv1.ClusterRole {
 		}
 		a := byGroup[info.Group]
 		if a == nil {
-			a = &access{all: map[string]bool{}, read: map[string]bool{}}
+			a = &access{all: map[string]bool{}, read: map[string]bool{}, actions: map[string]bool{}, reads: map[string]bool{}}
 			byGroup[info.Group] = a
 			groups = append(groups, info.Group)
 		}
@@ -191,15 +198,30 @@ func UserKindRoles(infos []*resource.Info) []*rbacv1.ClusterRole {
 		if info.Scale != nil {
 			a.all[info.Plural+"/scale"], a.read[info.Plural+"/scale"] = true, true
 		}
+		for _, sub := range info.Subresources {
+			switch sub.Type {
+			case resource.Action:
+				a.actions[info.Plural+"/"+sub.Name] = true
+			case resource.View, resource.Stream:
+				a.reads[info.Plural+"/"+sub.Name] = true
+			}
+		}
 	}
 	var out []*rbacv1.ClusterRole
 	for _, g := range groups {
 		a := byGroup[g]
+		admin := []rbacv1.PolicyRule{rule([]string{g}, sortedKeys(a.all), readWrite)}
+		view := []rbacv1.PolicyRule{rule([]string{g}, sortedKeys(a.read), read)}
+		if len(a.actions) > 0 {
+			admin = append(admin, rule([]string{g}, sortedKeys(a.actions), []string{"create"}))
+		}
+		if len(a.reads) > 0 {
+			admin = append(admin, rule([]string{g}, sortedKeys(a.reads), []string{"get"}))
+			view = append(view, rule([]string{g}, sortedKeys(a.reads), []string{"get"}))
+		}
 		out = append(out,
-			&rbacv1.ClusterRole{ObjectMeta: meta("apiloom:aggregate-to-admin:"+g, AggregateToAdmin, AggregateToEdit),
-				Rules: []rbacv1.PolicyRule{rule([]string{g}, sortedKeys(a.all), readWrite)}},
-			&rbacv1.ClusterRole{ObjectMeta: meta("apiloom:aggregate-to-view:"+g, AggregateToView),
-				Rules: []rbacv1.PolicyRule{rule([]string{g}, sortedKeys(a.read), read)}},
+			&rbacv1.ClusterRole{ObjectMeta: meta("apiloom:aggregate-to-admin:"+g, AggregateToAdmin, AggregateToEdit), Rules: admin},
+			&rbacv1.ClusterRole{ObjectMeta: meta("apiloom:aggregate-to-view:"+g, AggregateToView), Rules: view},
 		)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/apiloom/apiloom/server/resource"
 )
@@ -44,6 +45,65 @@ func TestUserKindRoles(t *testing.T) {
 	if r := view.Rules; len(r) != 1 || !slices.Equal(r[0].Resources, []string{"apps", "dbs", "dbs/scale", "dbs/status"}) ||
 		!slices.Equal(r[0].Verbs, read) {
 		t.Errorf("view rules %+v", r)
+	}
+}
+
+// TestUserKindRolesCustomSubresources: a kind's own subresources are
+// granted by what they do, as upstream grants pods/eviction (edit: create)
+// and pods/log (view: get): the admin role (aggregated to admin and edit)
+// may create an action and get a view or a stream; the view role may get
+// a view or a stream and nothing of an action. A subresource the server
+// serves itself (Type "") is not granted here.
+func TestUserKindRolesCustomSubresources(t *testing.T) {
+	db := func(version string) *resource.Info {
+		return &resource.Info{Group: "example.apiloom.dev", Version: version, Plural: "databases", HasStatus: true,
+			Subresources: []resource.SubresourceInfo{
+				{Name: "backup", Verbs: []string{"create"}, Type: resource.Action},
+				{Name: "connection", Verbs: []string{"get"}, Type: resource.View},
+				{Name: "logs", Verbs: []string{"get"}, Type: resource.Stream},
+				{Name: "token", Verbs: []string{"create"}},
+			}}
+	}
+	roles := UserKindRoles([]*resource.Info{db("v1"), db("v2"), {Group: "example.apiloom.dev", Version: "v1", Plural: "regions"}})
+	if len(roles) != 2 {
+		t.Fatalf("%d roles", len(roles))
+	}
+	admin, view := roles[0], roles[1]
+	rules := func(resource string, verbs ...string) []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{"example.apiloom.dev"}, Resources: []string{resource}, Verbs: verbs}}
+	}
+	for _, tc := range []struct {
+		role     *rbacv1.ClusterRole
+		resource string
+		verb     string
+		want     bool
+	}{
+		{admin, "databases/backup", "create", true},
+		{admin, "databases/backup", "get", false},
+		{admin, "databases/connection", "get", true},
+		{admin, "databases/connection", "create", false},
+		{admin, "databases/logs", "get", true},
+		{admin, "databases/token", "create", false},
+		{admin, "databases/status", "update", false},
+		{admin, "regions/backup", "create", false},
+		{view, "databases/backup", "create", false},
+		{view, "databases/backup", "get", false},
+		{view, "databases/connection", "get", true},
+		{view, "databases/logs", "get", true},
+		{view, "databases/logs", "list", false},
+		{view, "databases/token", "get", false},
+	} {
+		if got, _ := validation.Covers(tc.role.Rules, rules(tc.resource, tc.verb)); got != tc.want {
+			t.Errorf("%s allows %s %s: %v, want %v", tc.role.Name, tc.verb, tc.resource, got, tc.want)
+		}
+	}
+	// One rule per grant, each resource once whatever its versions.
+	if len(admin.Rules) != 3 || !slices.Equal(admin.Rules[1].Resources, []string{"databases/backup"}) ||
+		!slices.Equal(admin.Rules[2].Resources, []string{"databases/connection", "databases/logs"}) {
+		t.Errorf("admin rules %+v", admin.Rules)
+	}
+	if len(view.Rules) != 2 || !slices.Equal(view.Rules[1].Resources, []string{"databases/connection", "databases/logs"}) {
+		t.Errorf("view rules %+v", view.Rules)
 	}
 }
 
