@@ -59,6 +59,8 @@ type Type struct {
 	// StorageVersion is true when +kubebuilder:storageversion is present:
 	// of a kind's versions, this one is stored.
 	StorageVersion bool
+	// Streams are the +apiloom:stream markers, in the order written.
+	Streams []Stream
 }
 
 // ParseType reads the kubebuilder markers from a type's comment lines.
@@ -69,7 +71,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		out   Type
 		warns []string
 	)
-	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName, StorageVersionName) {
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName, StorageVersionName, StreamName) {
 		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 
@@ -147,6 +149,12 @@ func ParseType(lines []string) (Type, []string, error) {
 		}
 	}
 	out.StorageVersion = len(sv) > 0
+
+	streams, w, err := parseStreams(lines)
+	if err != nil {
+		return out, nil, err
+	}
+	out.Streams, warns = streams, append(warns, w...)
 	return out, warns, nil
 }
 
