@@ -18,7 +18,7 @@ var generatorTagNames = []string{
 	"k8s:openapi-gen", "k8s:openapi-model-package", "patchStrategy", "patchMergeKey", "enum",
 	"listType", "listMapKey", "mapType", "structType", "optional", "required",
 	// apiserver-gen's own (codegen/markers.StreamName)
-	"apiloom:stream",
+	"apiloom:stream", "apiloom:stream:",
 	// controller-gen's object (deepcopy) generator; kubebuilder's scaffolding
 	"kubebuilder:object:", "kubebuilder:ac:",
 	// legacy build constraints

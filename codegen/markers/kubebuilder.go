@@ -59,8 +59,6 @@ type Type struct {
 	// StorageVersion is true when +kubebuilder:storageversion is present:
 	// of a kind's versions, this one is stored.
 	StorageVersion bool
-	// Streams are the +apiloom:stream markers, in the order written.
-	Streams []Stream
 }
 
 // ParseType reads the kubebuilder markers from a type's comment lines.
@@ -149,12 +147,6 @@ func ParseType(lines []string) (Type, []string, error) {
 		}
 	}
 	out.StorageVersion = len(sv) > 0
-
-	streams, w, err := parseStreams(lines)
-	if err != nil {
-		return out, nil, err
-	}
-	out.Streams, warns = streams, append(warns, w...)
 	return out, warns, nil
 }
 

@@ -59,19 +59,19 @@ func TestParseTypeScaleErrors(t *testing.T) {
 	}
 }
 
-// TestParseTypeStreams reads +apiloom:stream and refuses one missing an
+// TestParseStreams reads +apiloom:stream and refuses one missing an
 // argument.
-func TestParseTypeStreams(t *testing.T) {
+func TestParseStreams(t *testing.T) {
 	lines := []string{"+genclient", "+apiloom:stream:method=Logs,subresource=logs,input=LogOptions"}
-	got, warns, err := ParseType(lines)
+	got, warns, err := ParseStreams(lines)
 	if err != nil || len(warns) > 0 {
-		t.Fatalf("ParseType: %v %v", err, warns)
+		t.Fatalf("ParseStreams: %v %v", err, warns)
 	}
 	want := []Stream{{Method: "Logs", Subresource: "logs", Input: "LogOptions", Text: lines[1]}}
-	if !reflect.DeepEqual(got.Streams, want) {
-		t.Fatalf("Streams = %+v, want %+v", got.Streams, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Streams = %+v, want %+v", got, want)
 	}
-	if _, _, err := ParseType([]string{"+apiloom:stream:method=Logs,subresource=logs"}); err == nil || !strings.Contains(err.Error(), "input is required") {
+	if _, _, err := ParseStreams([]string{"+apiloom:stream:method=Logs,subresource=logs"}); err == nil || !strings.Contains(err.Error(), "input is required") {
 		t.Fatalf("missing input: %v", err)
 	}
 }

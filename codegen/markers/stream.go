@@ -19,8 +19,9 @@ type Stream struct {
 	Text string
 }
 
-// parseStreams reads the +apiloom:stream markers of a type.
-func parseStreams(lines []string) ([]Stream, []string, error) {
+// ParseStreams reads the +apiloom:stream markers of a type, in the order
+// written. Unknown argument keys are warnings.
+func ParseStreams(lines []string) ([]Stream, []string, error) {
 	ms, err := Find(lines, StreamName)
 	if err != nil {
 		return nil, nil, err

@@ -102,6 +102,9 @@ type resourceModel struct {
 	// Hooks are the kind's hooks from its hooks package (hooks.go); nil
 	// for none.
 	Hooks *hooksModel
+	// Custom are the kind's own subresources (custom.go), in the order
+	// their markers are written.
+	Custom []*customModel
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -109,6 +112,8 @@ type resourceModel struct {
 type analyzer struct {
 	plural namer.Namer
 	warns  []string
+	// universe finds the packages of qualified type names in markers.
+	universe types.Universe
 }
 
 func newAnalyzer(pluralExceptions map[string]string) *analyzer {
@@ -180,9 +185,30 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	return gv, errors.Join(errs...)
 }
 
-// resource reads one +genclient type, its markers being its comments.
+// resource reads one +genclient type, its markers being its comments,
+// and its custom subresources (custom.go): a built-in kind's are the
+// server's own (a ServiceAccount's token).
 func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
-	return a.resourceFrom(p, t, commentLines(t))
+	lines := commentLines(t)
+	r, err := a.resourceFrom(p, t, lines)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := clientgenutil.ParseClientGenTags(lines)
+	if err != nil {
+		return nil, err
+	}
+	streams, warns, err := markers.ParseStreams(lines)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		a.warnf("%s: %s", t.Name, w)
+	}
+	if r.Custom, err = a.customSubresources(p, t, lines, tags, streams); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // resourceFrom reads one +genclient type whose marker lines are lines.

@@ -56,6 +56,7 @@ func Run(a *args.Args, patterns []string) error {
 	}
 
 	an := newAnalyzer(exceptions)
+	an.universe = c.Universe
 	gvs, err := an.analyze(c, builtins)
 	var builtinGVs []*groupVersion
 	if err == nil {
