@@ -3,12 +3,15 @@ package generators
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
-	clientgenutil "k8s.io/code-generator/cmd/client-gen/generators/util"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgenutil "k8s.io/code-generator/cmd/client-gen/generators/util"
 	"k8s.io/code-generator/pkg/apidefinitions"
 	"k8s.io/gengo/v2/types"
 
@@ -77,7 +80,7 @@ func (a *analyzer) customSubresources(p *types.Package, t *types.Type, lines []s
 			continue
 		}
 		c := &customModel{Name: ext.SubResourcePath, Method: ext.VerbName, Text: genclientMethodText(lines, ext.VerbName)}
-		c.Pos = markerPosition(p.Dir, c.Text)
+		c.Pos = typeMarkerPosition(p.Dir, t.Name.Name, c.Text)
 		var err error
 		switch ext.VerbType {
 		case "create":
@@ -117,7 +120,7 @@ func (a *analyzer) customSubresources(p *types.Package, t *types.Type, lines []s
 		out = append(out, c)
 	}
 	for _, s := range streams {
-		c := &customModel{Name: s.Subresource, Method: s.Method, Type: resource.Stream, Text: s.Text, Pos: markerPosition(p.Dir, s.Text)}
+		c := &customModel{Name: s.Subresource, Method: s.Method, Type: resource.Stream, Text: s.Text, Pos: typeMarkerPosition(p.Dir, t.Name.Name, s.Text)}
 		if slices.Contains(notCustom, c.Name) {
 			fail(c, "%s is the server's own subresource", c.Name)
 			continue
@@ -324,4 +327,35 @@ func unimplementedCustom(base string, gvs []*groupVersion) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// typeMarkerPosition is "file:line" of the marker text in the comment
+// block above the declaration of type name in the package in dir, or
+// else of the first line holding it (markerPosition): kinds often carry
+// the same marker.
+func typeMarkerPosition(dir, name, text string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if !strings.HasPrefix(strings.TrimSpace(l), "type "+name+" ") {
+				continue
+			}
+			for j := i - 1; j >= 0; j-- {
+				c, ok := strings.CutPrefix(strings.TrimSpace(lines[j]), "//")
+				if !ok {
+					break
+				}
+				if strings.TrimSpace(c) == text {
+					return fmt.Sprintf("%s:%d", f, j+1)
+				}
+			}
+		}
+	}
+	return markerPosition(dir, text)
 }

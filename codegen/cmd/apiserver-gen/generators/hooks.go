@@ -66,7 +66,7 @@ func findHooks(base string, gvs []*groupVersion) error {
 			return err
 		}
 		if err := checkHooks(pkgs, base, gvs); err != nil {
-			return err
+			return errors.Join(err, unimplementedCustom(base, gvs))
 		}
 	}
 	return unimplementedCustom(base, gvs)
