@@ -40,8 +40,8 @@ func TestCustomSubresources(t *testing.T) {
 	t.Logf("model errors:\n%v", err)
 	types := `[^ ]*testdata/invalid/custom/v1/types\.go:`
 	checkErrors(t, err, map[string]string{
-		"BadVerb": customAPIPkg + `\.BadVerb: ` + types + `32: \+genclient:method=PatchThing,verb=patch,subresource=thing: verb patch is not supported on the custom subresource thing: an action is verb=create .*, a view verb=get .*, a stream \+apiloom:stream$`,
-		"NotObject": customAPIPkg + `\.NotObject: ` + types + `51: \+genclient:method=Poke.*: input=Plain: ` + customAPIPkg + `\.Plain is not a runtime\.Object: it must be a struct embedding metav1\.TypeMeta$`,
+		"BadVerb":    customAPIPkg + `\.BadVerb: ` + types + `32: \+genclient:method=PatchThing,verb=patch,subresource=thing: verb patch is not supported on the custom subresource thing: an action is verb=create .*, a view verb=get .*, a stream \+apiloom:stream$`,
+		"NotObject":  customAPIPkg + `\.NotObject: ` + types + `51: \+genclient:method=Poke.*: input=Plain: ` + customAPIPkg + `\.Plain is not a runtime\.Object: it must be a struct embedding metav1\.TypeMeta$`,
 		"StructOpts": customAPIPkg + `\.StructOpts: ` + types + `70: \+apiloom:stream:method=Logs.*: input=StructOptions: field Since of type k8s.io/apimachinery/pkg/apis/meta/v1\.Time cannot be a query parameter: only strings, bools, integers, pointers to them and \[\]string can$`,
 	})
 
@@ -65,9 +65,9 @@ func TestCustomSubresources(t *testing.T) {
 	t.Logf("hooks errors:\n%v", err)
 	hooks := `[^ ]*testdata/hooks/custom/v1/hooks\.go:`
 	checkErrors(t, err, map[string]string{
-		"Mistyped.GetConnection has": `^` + hooks + `24: subresource method Mistyped\.GetConnection has signature func\(\*github.com/apiloom/apiloom/server/hook\.Request, \*` + customAPIPkg + `\.Mistyped\) \(\*` + customAPIPkg + `\.BackupResult, error\), want func\(\*github.com/apiloom/apiloom/server/hook\.Request, \*` + customAPIPkg + `\.Mistyped\) \(\*` + customAPIPkg + `\.Connection, error\)$`,
-		"Misnamed.GetConection": `^` + hooks + `31: Misnamed\.GetConection is not a hook: the hooks of Misnamed are Default, .*, ValidateDelete, and its subresource methods GetConnection$`,
-		"subresource connection of Missing": `^` + types + `89: \+genclient:method=GetConnection,.*: subresource connection of Missing has no method Missing\.GetConnection in the hooks package ` + customHooksPkg + `/custom/v1: add func \(Missing\) GetConnection\(req \*hook\.Request, obj \*v1\.Missing\) \(\*v1\.Connection, error\)$`,
+		"Mistyped.GetConnection has":         `^` + hooks + `24: subresource method Mistyped\.GetConnection has signature func\(\*github.com/apiloom/apiloom/server/hook\.Request, \*` + customAPIPkg + `\.Mistyped\) \(\*` + customAPIPkg + `\.BackupResult, error\), want func\(\*github.com/apiloom/apiloom/server/hook\.Request, \*` + customAPIPkg + `\.Mistyped\) \(\*` + customAPIPkg + `\.Connection, error\)$`,
+		"Misnamed.GetConection":              `^` + hooks + `31: Misnamed\.GetConection is not a hook: the hooks of Misnamed are Default, .*, ValidateDelete, and its subresource methods GetConnection$`,
+		"subresource connection of Missing":  `^` + types + `89: \+genclient:method=GetConnection,.*: subresource connection of Missing has no method Missing\.GetConnection in the hooks package ` + customHooksPkg + `/custom/v1: add func \(Missing\) GetConnection\(req \*hook\.Request, obj \*v1\.Missing\) \(\*v1\.Connection, error\)$`,
 		"subresource connection of Mistyped": `^` + types + `108: `,
 		"subresource connection of Misnamed": `^` + types + `127: `,
 	})
