@@ -88,6 +88,11 @@ func Run(a *args.Args, patterns []string) error {
 	if err := linkVersions(gvs); err != nil {
 		return err
 	}
+	if a.ClientsetDir != "" {
+		if err := writeClientExpansions(a.ClientsetDir, a.ClientsetPkg, header, exceptions, gvs); err != nil {
+			return err
+		}
+	}
 	return c.ExecuteTargets(targets(a, header, gvs))
 }
 
