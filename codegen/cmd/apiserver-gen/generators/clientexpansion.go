@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -157,10 +159,14 @@ func writeClientExpansions(dir, pkg string, header []byte, pluralExceptions map[
 				}
 				p := c.Input.Name.Package
 				if d.Imports[p] == "" {
-					d.Imports[p] = fmt.Sprintf("%s%s%d", path.Base(path.Dir(p)), path.Base(p), len(d.Imports))
+					alias := strings.ToLower(path.Base(path.Dir(p)) + path.Base(p))
 					if p == gv.Pkg.Path {
-						d.Imports[p] = strings.ToLower(gv.GroupDir + gv.Version)
+						alias = strings.ToLower(gv.GroupDir + gv.Version)
 					}
+					if slices.Contains(slices.Collect(maps.Values(d.Imports)), alias) {
+						alias += fmt.Sprint(len(d.Imports))
+					}
+					d.Imports[p] = alias
 				}
 				alias := d.Imports[p]
 				d.Streams = append(d.Streams, expansionStream{Method: c.Method, Name: c.Name, Opts: alias + "." + c.Input.Name.Name})
