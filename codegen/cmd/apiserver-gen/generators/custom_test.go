@@ -40,9 +40,10 @@ func TestCustomSubresources(t *testing.T) {
 	t.Logf("model errors:\n%v", err)
 	types := `[^ ]*testdata/invalid/custom/v1/types\.go:`
 	checkErrors(t, err, map[string]string{
-		"BadVerb":    customAPIPkg + `\.BadVerb: ` + types + `32: \+genclient:method=PatchThing,verb=patch,subresource=thing: verb patch is not supported on the custom subresource thing: an action is verb=create .*, a view verb=get .*, a stream \+apiloom:stream$`,
-		"NotObject":  customAPIPkg + `\.NotObject: ` + types + `51: \+genclient:method=Poke.*: input=Plain: ` + customAPIPkg + `\.Plain is not a runtime\.Object: it must be a struct embedding metav1\.TypeMeta$`,
-		"StructOpts": customAPIPkg + `\.StructOpts: ` + types + `70: \+apiloom:stream:method=Logs.*: input=StructOptions: field Since of type k8s.io/apimachinery/pkg/apis/meta/v1\.Time cannot be a query parameter: only strings, bools, integers, pointers to them and \[\]string can$`,
+		"BadVerb":                customAPIPkg + `\.BadVerb: ` + types + `32: \+genclient:method=PatchThing,verb=patch,subresource=thing: verb patch is not supported on the custom subresource thing: an action is verb=create .*, a view verb=get .*, a stream \+apiloom:stream$`,
+		"NotObject":              customAPIPkg + `\.NotObject: ` + types + `51: \+genclient:method=Poke.*: input=Plain: ` + customAPIPkg + `\.Plain is not a runtime\.Object: it must be a struct embedding metav1\.TypeMeta$`,
+		customAPIPkg + ".Plain:": customAPIPkg + `\.Plain: ` + types + `194: \+apiloom:stream:method=Logs,subresource=logs,input=LogOptions: \+apiloom:stream is for a \+genclient kind$`,
+		"StructOpts":             customAPIPkg + `\.StructOpts: ` + types + `70: \+apiloom:stream:method=Logs.*: input=StructOptions: field Since of type k8s.io/apimachinery/pkg/apis/meta/v1\.Time cannot be a query parameter: only strings, bools, integers, pointers to them and \[\]string can$`,
 	})
 
 	var kinds []string

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -132,7 +133,7 @@ func (a *analyzer) warnf(format string, args ...any) {
 // no +genclient types.
 func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	var candidates []*types.Type
-	var errs []error
+	var errs, strays []error
 	for _, t := range p.Types {
 		tags, err := clientgenutil.ParseClientGenTags(commentLines(t))
 		if err != nil {
@@ -141,14 +142,25 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 		}
 		if tags.GenerateClient && !tags.NoVerbs {
 			candidates = append(candidates, t)
+			continue
+		}
+		// A stream of no kind would be silently ignored.
+		if ms, _ := markers.Find(commentLines(t), markers.StreamName); len(ms) > 0 {
+			where := ms[0].Text
+			if pos := typeMarkerPosition(p.Dir, t.Name.Name, where); pos != "" {
+				where = pos + ": " + where
+			}
+			strays = append(strays, fmt.Errorf("%s: %s: +%s is for a +genclient kind", t.Name, where, markers.StreamName))
 		}
 	}
+	slices.SortFunc(strays, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	if len(candidates) == 0 {
-		return nil, nil
+		return nil, errors.Join(strays...)
 	}
+	errs = strays
 
 	group, ok, err := apidefinitions.GroupNameForPackage(p.Comments)
 	if err != nil {

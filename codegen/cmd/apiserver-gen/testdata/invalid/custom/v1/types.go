@@ -189,7 +189,9 @@ type StructOptions struct {
 	Since           metav1.Time `json:"since,omitempty"`
 }
 
-// Plain is not a runtime.Object.
+// Plain is not a runtime.Object, nor a kind to have a stream.
+//
+// +apiloom:stream:method=Logs,subresource=logs,input=LogOptions
 type Plain struct {
 	Name string `json:"name"`
 }
