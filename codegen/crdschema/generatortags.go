@@ -4,7 +4,7 @@ import "strings"
 
 // generatorTagNames are the markers the other generators of `make
 // generate` read (client-gen, deepcopy-gen, register-gen, openapi-gen,
-// apiserver-gen's own resource markers) and controller-gen generators
+// apiserver-gen's own markers) and controller-gen generators
 // other than the CRD one, which the schema does not depend on. A name
 // ending in ":" stands for every marker under it.
 var generatorTagNames = []string{
@@ -17,6 +17,8 @@ var generatorTagNames = []string{
 	// openapi-gen
 	"k8s:openapi-gen", "k8s:openapi-model-package", "patchStrategy", "patchMergeKey", "enum",
 	"listType", "listMapKey", "mapType", "structType", "optional", "required",
+	// apiserver-gen's own (codegen/markers.StreamName)
+	"apiloom:stream", "apiloom:stream:",
 	// controller-gen's object (deepcopy) generator; kubebuilder's scaffolding
 	"kubebuilder:object:", "kubebuilder:ac:",
 	// legacy build constraints

@@ -1,7 +1,8 @@
 // Package markers reads the type markers that shape how apiloom serves a
 // kind: the kubebuilder vocabulary (+kubebuilder:resource,
 // +kubebuilder:subresource:status, +kubebuilder:selectablefield,
-// +kubebuilder:printcolumn) written the way controller-tools accepts it.
+// +kubebuilder:printcolumn) written the way controller-tools accepts it,
+// and apiloom's own +apiloom:stream (a stream subresource).
 // The schema markers (validation, defaults, CEL) are controller-tools' own
 // business: package codegen/crdschema.
 //

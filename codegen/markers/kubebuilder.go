@@ -69,7 +69,7 @@ func ParseType(lines []string) (Type, []string, error) {
 		out   Type
 		warns []string
 	)
-	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName, StorageVersionName) {
+	for _, line := range NearMisses(lines, ResourceName, StatusSubresourceName, SelectableFieldName, PrintColumnName, ScaleSubresourceName, StorageVersionName, StreamName) {
 		warns = append(warns, fmt.Sprintf("%s: ignored: marker names are case-sensitive", line))
 	}
 

@@ -58,3 +58,20 @@ func TestParseTypeScaleErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseStreams reads +apiloom:stream and refuses one missing an
+// argument.
+func TestParseStreams(t *testing.T) {
+	lines := []string{"+genclient", "+apiloom:stream:method=Logs,subresource=logs,input=LogOptions"}
+	got, warns, err := ParseStreams(lines)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("ParseStreams: %v %v", err, warns)
+	}
+	want := []Stream{{Method: "Logs", Subresource: "logs", Input: "LogOptions", Text: lines[1]}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Streams = %+v, want %+v", got, want)
+	}
+	if _, _, err := ParseStreams([]string{"+apiloom:stream:method=Logs,subresource=logs"}); err == nil || !strings.Contains(err.Error(), "input is required") {
+		t.Fatalf("missing input: %v", err)
+	}
+}

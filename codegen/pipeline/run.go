@@ -103,7 +103,10 @@ func (r *runner) run(ctx context.Context) error {
 	if exists(filepath.Join(cfg.Root, cfg.HooksDir)) {
 		builtins = append(builtins, "--hooks-pkg", path.Join(m.path, filepath.ToSlash(cfg.HooksDir)))
 	}
+	// apiserver-gen writes the stream methods client-gen cannot into the
+	// clientset's typed packages first; client-gen then leaves them be.
 	if err := r.tool(ctx, "apiserver-gen", hdr, builtins,
+		"--clientset-dir", m.outDir("clientset", "versioned"), "--clientset-pkg", m.outPkg("clientset", "versioned"),
 		"--output-dir", m.outDir("apiserver"), "--output-pkg", m.outPkg("apiserver"), pkgs); err != nil {
 		return err
 	}

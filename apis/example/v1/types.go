@@ -11,6 +11,7 @@ import (
 // +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
 // +genclient:method=Backup,verb=create,subresource=backup,input=BackupRequest,result=BackupResult
 // +genclient:method=GetConnection,verb=get,subresource=connection,result=DatabaseConnection
+// +apiloom:stream:method=Logs,subresource=logs,input=DatabaseLogOptions
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:resource:shortName=db;dbs,categories=all
 // +kubebuilder:storageversion

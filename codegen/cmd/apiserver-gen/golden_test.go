@@ -49,6 +49,8 @@ func TestGolden(t *testing.T) {
 	a.OutputPkg = testdataPkg + "/golden"
 	a.OpenAPIPkg = testdataPkg + "/openapi"
 	a.GoHeaderFile = "../../../hack/boilerplate.go.txt"
+	// Outside testdata, which a hooks-pkg/... pattern would skip.
+	a.HooksPkg = "github.com/apiloom/apiloom/codegen/cmd/apiserver-gen/internal/goldenhooks"
 	if err := generators.Run(a, inputs); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -33,6 +33,12 @@ type Args struct {
 	// one package per group-version (<HooksPkg>/<group>/<version>);
 	// empty for none.
 	HooksPkg string
+	// ClientsetDir and ClientsetPkg are the directory and import path of
+	// the versioned clientset client-gen writes afterwards
+	// (generated/clientset/versioned): a kind with a stream gets its
+	// <kind>_expansion.go there, the method client-gen cannot write.
+	// Empty for none.
+	ClientsetDir, ClientsetPkg string
 }
 
 // New returns the default arguments.
@@ -54,6 +60,10 @@ func (a *Args) AddFlags(fs *pflag.FlagSet) {
 		"comma-separated Type:PluralizedType pairs, as given to client-gen")
 	fs.StringVar(&a.HooksPkg, "hooks-pkg", a.HooksPkg,
 		"the Go import path under which the kinds' hooks live, <hooks-pkg>/<group>/<version> (package server/hook; see docs/hooks.md); empty for none")
+	fs.StringVar(&a.ClientsetDir, "clientset-dir", a.ClientsetDir,
+		"the directory of the versioned clientset client-gen writes afterwards, into whose typed packages the stream methods go (<kind>_expansion.go); empty for none")
+	fs.StringVar(&a.ClientsetPkg, "clientset-pkg", a.ClientsetPkg,
+		"the Go import path of --clientset-dir")
 	fs.StringVar(&a.Builtins, "builtins", a.Builtins,
 		"a YAML file naming built-in kinds to serve from upstream packages (k8s.io/api) and their markers (see builtin/apis.yaml)")
 }
@@ -68,6 +78,9 @@ func (a *Args) Validate() error {
 	}
 	if a.OpenAPIPkg == "" && path.Dir(a.OutputPkg) == "." {
 		return fmt.Errorf("--openapi-pkg must be specified: --output-pkg %q has no parent to derive it from", a.OutputPkg)
+	}
+	if (a.ClientsetDir == "") != (a.ClientsetPkg == "") {
+		return errors.New("--clientset-dir and --clientset-pkg go together")
 	}
 	_, err := a.PluralExceptionMap()
 	return err

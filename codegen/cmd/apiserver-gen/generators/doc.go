@@ -3,8 +3,10 @@
 // <output>/<group>/<version>/zz_generated.resources.go: one exported
 // resource.Definition per type stating its facts (group, version, kind,
 // plural, scope, short names, status subresource, selectable fields,
-// printer columns) and the small per-type functions the generic server
-// calls, plus an Install function registering them.
+// printer columns, custom subresources) and the small per-type functions
+// the generic server calls, plus an Install function registering them.
+// A kind with a stream subresource also gets the client method client-gen
+// cannot write, in the clientset's <kind>_expansion.go (clientexpansion.go).
 // <output>/zz_generated.install.go installs every group-version and
 // openapi-gen's definitions.
 //

@@ -16,8 +16,10 @@ import (
 // after the kind in the hooks package of its group-version,
 // <hooks base>/<group dir>/<version>: a method is wired into the kind's
 // Definition.Hooks when its name is one of hookSignatures' and its
-// signature the one given there. Anything that looks like a hook and is
-// not one is an error naming its file and line, so a misspelt or mistyped
+// signature the one given there; a kind's custom subresources are served
+// by methods of the same type named by their markers (custom.go).
+// Anything that looks like a hook and is not one is an error naming its
+// file and line, so a misspelt or mistyped
 // hook fails generation rather than being silently ignored: an exported
 // method of a kind's hooks type that is not a hook, a hook method with
 // another signature, a type with hook methods named after no kind of the
@@ -53,19 +55,23 @@ type hooksModel struct {
 	Pkg, Type string
 	// Methods are the hook names it has, in hookSignatures' order.
 	Methods []string
+	// Custom is true when it serves custom subresources (custom.go).
+	Custom bool
 }
 
 // findHooks loads the hooks packages under base (an import path; its
 // directory need not exist) and attaches each kind's hooks to its model.
 func findHooks(base string, gvs []*groupVersion) error {
-	if base == "" {
-		return nil
+	if base != "" {
+		pkgs, err := loadHooks(base + "/...")
+		if err != nil {
+			return err
+		}
+		if err := checkHooks(pkgs, base, gvs); err != nil {
+			return errors.Join(err, unimplementedCustom(base, gvs))
+		}
 	}
-	pkgs, err := loadHooks(base + "/...")
-	if err != nil {
-		return err
-	}
-	return checkHooks(pkgs, base, gvs)
+	return unimplementedCustom(base, gvs)
 }
 
 // loadHooks loads the packages patterns name, with their types and syntax.
@@ -145,9 +151,18 @@ func hooksOf(p *packages.Package, gv *groupVersion) []error {
 				continue
 			}
 			sig := fn.Type().(*gotypes.Signature)
+			if c := customNamed(r, fn.Name()); c != nil {
+				if got, want := signatureString(sig), c.signature(kind); got != want {
+					errs = append(errs, fmt.Errorf("%s: subresource method %s.%s has signature %s, want %s", position(p.Fset, fn.Pos()), name, fn.Name(), got, want))
+					continue
+				}
+				c.Implemented = true
+				m.Custom = true
+				continue
+			}
 			want, ok := expectedSignature(fn.Name(), kind)
 			if !ok {
-				errs = append(errs, fmt.Errorf("%s: %s.%s is not a hook: the hooks of %s are %s", position(p.Fset, fn.Pos()), name, fn.Name(), r.Kind, hookNames()))
+				errs = append(errs, fmt.Errorf("%s: %s.%s is not a hook: the hooks of %s are %s%s", position(p.Fset, fn.Pos()), name, fn.Name(), r.Kind, hookNames(), customNames(r)))
 				continue
 			}
 			if got := signatureString(sig); got != want {
@@ -157,7 +172,7 @@ func hooksOf(p *packages.Package, gv *groupVersion) []error {
 			m.Methods = append(m.Methods, fn.Name())
 		}
 		slices.SortFunc(m.Methods, func(a, b string) int { return hookIndex(a) - hookIndex(b) })
-		if len(m.Methods) > 0 {
+		if len(m.Methods) > 0 || m.Custom {
 			r.Hooks = m
 		}
 	}

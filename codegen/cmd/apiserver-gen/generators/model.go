@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -102,6 +103,9 @@ type resourceModel struct {
 	// Hooks are the kind's hooks from its hooks package (hooks.go); nil
 	// for none.
 	Hooks *hooksModel
+	// Custom are the kind's own subresources (custom.go), in the order
+	// their markers are written.
+	Custom []*customModel
 }
 
 // analyzer turns loaded packages into the model, collecting warnings and
@@ -109,6 +113,8 @@ type resourceModel struct {
 type analyzer struct {
 	plural namer.Namer
 	warns  []string
+	// universe finds the packages of qualified type names in markers.
+	universe types.Universe
 }
 
 func newAnalyzer(pluralExceptions map[string]string) *analyzer {
@@ -127,7 +133,7 @@ func (a *analyzer) warnf(format string, args ...any) {
 // no +genclient types.
 func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	var candidates []*types.Type
-	var errs []error
+	var errs, strays []error
 	for _, t := range p.Types {
 		tags, err := clientgenutil.ParseClientGenTags(commentLines(t))
 		if err != nil {
@@ -136,14 +142,25 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 		}
 		if tags.GenerateClient && !tags.NoVerbs {
 			candidates = append(candidates, t)
+			continue
+		}
+		// A stream of no kind would be silently ignored.
+		if ms, _ := markers.Find(commentLines(t), markers.StreamName); len(ms) > 0 {
+			where := ms[0].Text
+			if pos := typeMarkerPosition(p.Dir, t.Name.Name, where); pos != "" {
+				where = pos + ": " + where
+			}
+			strays = append(strays, fmt.Errorf("%s: %s: +%s is for a +genclient kind", t.Name, where, markers.StreamName))
 		}
 	}
+	slices.SortFunc(strays, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	if len(candidates) == 0 {
-		return nil, nil
+		return nil, errors.Join(strays...)
 	}
+	errs = strays
 
 	group, ok, err := apidefinitions.GroupNameForPackage(p.Comments)
 	if err != nil {
@@ -180,9 +197,30 @@ func (a *analyzer) groupVersion(p *types.Package) (*groupVersion, error) {
 	return gv, errors.Join(errs...)
 }
 
-// resource reads one +genclient type, its markers being its comments.
+// resource reads one +genclient type, its markers being its comments,
+// and its custom subresources (custom.go): a built-in kind's are the
+// server's own (a ServiceAccount's token).
 func (a *analyzer) resource(p *types.Package, t *types.Type) (*resourceModel, error) {
-	return a.resourceFrom(p, t, commentLines(t))
+	lines := commentLines(t)
+	r, err := a.resourceFrom(p, t, lines)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := clientgenutil.ParseClientGenTags(lines)
+	if err != nil {
+		return nil, err
+	}
+	streams, warns, err := markers.ParseStreams(lines)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		a.warnf("%s: %s", t.Name, w)
+	}
+	if r.Custom, err = a.customSubresources(p, t, lines, tags, streams); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // resourceFrom reads one +genclient type whose marker lines are lines.

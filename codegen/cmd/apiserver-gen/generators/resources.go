@@ -322,6 +322,7 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 			"deleteAnswersStatus":   strconv.FormatBool(st.DeleteAnswersStatus),
 		}))
 	}
+	writeSubresourceInfos(c, sw, r)
 	sw.Do(definitionInfoCloseTemplate, args)
 	if len(r.SelectableFields) == 0 {
 		sw.Do(fieldsInlineTemplate, args)
@@ -364,12 +365,15 @@ func (g *resourcesGenerator) GenerateType(c *generator.Context, t *types.Type, w
 			"hooksVar":  hooksVarName(r),
 			"hooksType": c.Universe.Type(types.Name{Package: hm.Pkg, Name: hm.Type}),
 		})
-		sw.Do(hooksOpenTemplate, hargs)
-		for _, m := range hm.Methods {
-			sw.Do(hooksMethodTemplate, hargs.With("method", m))
+		if len(hm.Methods) > 0 {
+			sw.Do(hooksOpenTemplate, hargs)
+			for _, m := range hm.Methods {
+				sw.Do(hooksMethodTemplate, hargs.With("method", m))
+			}
+			sw.Do(hooksCloseTemplate, hargs)
 		}
-		sw.Do(hooksCloseTemplate, hargs)
 	}
+	writeCustom(c, sw, r)
 	// The kind's schema (Info.Schema) defaults and validates its writes;
 	// no Default or Validate function is generated (a built-in kind's
 	// Validate is hand-written, named by builtin/apis.yaml).

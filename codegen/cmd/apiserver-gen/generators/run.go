@@ -56,6 +56,7 @@ func Run(a *args.Args, patterns []string) error {
 	}
 
 	an := newAnalyzer(exceptions)
+	an.universe = c.Universe
 	gvs, err := an.analyze(c, builtins)
 	var builtinGVs []*groupVersion
 	if err == nil {
@@ -86,6 +87,11 @@ func Run(a *args.Args, patterns []string) error {
 	}
 	if err := linkVersions(gvs); err != nil {
 		return err
+	}
+	if a.ClientsetDir != "" {
+		if err := writeClientExpansions(a.ClientsetDir, a.ClientsetPkg, header, exceptions, gvs); err != nil {
+			return err
+		}
 	}
 	return c.ExecuteTargets(targets(a, header, gvs))
 }

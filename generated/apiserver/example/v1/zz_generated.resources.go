@@ -9,6 +9,7 @@ import (
 	registry "github.com/apiloom/apiloom/server/registry"
 	resource "github.com/apiloom/apiloom/server/resource"
 	equality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fields "k8s.io/apimachinery/pkg/fields"
 )
 
@@ -41,6 +42,30 @@ var Database = &resource.Definition[*examplev1.Database]{
 			StatusReplicasPath: ".status.replicas",
 			LabelSelectorPath:  ".status.selector",
 		},
+		Subresources: []resource.SubresourceInfo{
+			{
+				Name:              "backup",
+				Kind:              metav1.GroupVersionKind{Group: "example.apiloom.dev", Version: "v1", Kind: "BackupRequest"},
+				Verbs:             []string{"create"},
+				Type:              resource.Action,
+				InputOpenAPIName:  "github.com/apiloom/apiloom/apis/example/v1.BackupRequest",
+				ResultOpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.BackupResult",
+			},
+			{
+				Name:              "connection",
+				Kind:              metav1.GroupVersionKind{Group: "example.apiloom.dev", Version: "v1", Kind: "DatabaseConnection"},
+				Verbs:             []string{"get"},
+				Type:              resource.View,
+				ResultOpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.DatabaseConnection",
+			},
+			{
+				Name:             "logs",
+				Kind:             metav1.GroupVersionKind{Group: "example.apiloom.dev", Version: "v1", Kind: "Database"},
+				Verbs:            []string{"get"},
+				Type:             resource.Stream,
+				InputOpenAPIName: "github.com/apiloom/apiloom/apis/example/v1.DatabaseLogOptions",
+			},
+		},
 	},
 	New:        func() *examplev1.Database { return new(examplev1.Database) },
 	Fields:     databaseFields,
@@ -51,6 +76,11 @@ var Database = &resource.Definition[*examplev1.Database]{
 	Hooks: &hook.Hooks[*examplev1.Database]{
 		ValidateCreate: databaseHooks.ValidateCreate,
 		ValidateUpdate: databaseHooks.ValidateUpdate,
+	},
+	Custom: []resource.Custom[*examplev1.Database]{
+		resource.NewAction("backup", func() *examplev1.BackupRequest { return new(examplev1.BackupRequest) }, `{"description":"BackupRequest asks for a backup of a Database: the body of a POST to\n.../databases/NAME/backup.","type":"object","required":["destination"],"properties":{"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources","type":"string"},"destination":{"description":"Destination is where the backup is written: an s3://, gs:// or\nfile:// URL.","type":"string","maxLength":512,"pattern":"^(s3|gs|file)://.+"},"kind":{"description":"Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds","type":"string"},"name":{"description":"Name names the backup within its Database; the time it is asked\nfor when empty.","type":"string","maxLength":63,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}}}`, databaseHooks.Backup),
+		resource.NewView("connection", databaseHooks.GetConnection),
+		resource.NewStream("logs", func() *examplev1.DatabaseLogOptions { return new(examplev1.DatabaseLogOptions) }, databaseHooks.Logs),
 	},
 }
 

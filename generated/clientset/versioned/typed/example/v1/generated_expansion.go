@@ -2,6 +2,4 @@
 
 package v1
 
-type DatabaseExpansion interface{}
-
 type RegionExpansion interface{}

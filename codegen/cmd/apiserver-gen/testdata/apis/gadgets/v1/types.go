@@ -11,6 +11,9 @@ import (
 // Gadget exercises every schema marker.
 //
 // +genclient
+// +genclient:method=Inspect,verb=create,subresource=inspect,input=InspectRequest,result=InspectResult
+// +genclient:method=GetSummary,verb=get,subresource=summary,result=InspectResult
+// +apiloom:stream:method=Events,subresource=events,input=GadgetEventOptions
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="name too long"
@@ -237,4 +240,36 @@ type GadgetList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []Gadget `json:"items"`
+}
+
+// InspectRequest is the body of the inspect action.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type InspectRequest struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Depth is how deep to look.
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	Depth int32 `json:"depth,omitempty"`
+}
+
+// InspectResult answers the inspect action and the summary view.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type InspectResult struct {
+	metav1.TypeMeta `json:",inline"`
+
+	Summary string `json:"summary"`
+}
+
+// GadgetEventOptions are the query parameters of the events stream.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type GadgetEventOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	Follow bool   `json:"follow,omitempty"`
+	Limit  *int64 `json:"limit,omitempty"`
 }
