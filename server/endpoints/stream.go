@@ -60,10 +60,13 @@ func (h *handler[O]) stream(w http.ResponseWriter, r *http.Request, rt route, c 
 	}
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	err = h.callStream(ctx, rt, c, parent, opts, fw)
+	if ctx.Err() != nil {
+		return nil // the client went away: nobody to answer
+	}
 	if err != nil && !fw.started {
 		return h.customError(ctx, c, rt, err)
 	}
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		slog.ErrorContext(ctx, "endpoints: stream ended by its handler's error", "resource", h.gr.String(),
 			"subresource", c.def.Name, "namespace", rt.namespace, "name", rt.name, "err", err)
 	}
