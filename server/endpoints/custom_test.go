@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/net/websocket"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -353,5 +355,79 @@ func TestIsLongRunning(t *testing.T) {
 	r, _ := http.NewRequest("POST", widgetsPath+"ns/widgets/w1/lines", nil)
 	if h.IsLongRunning(r) {
 		t.Error("POST of a stream is not long-running")
+	}
+}
+
+func TestCustomStreamWebSocket(t *testing.T) {
+	e, sh := newCustomEnv(t, 0)
+	e.createWidget("ns", "w1", "red")
+	e.srv.Client().CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	url := strings.Replace(e.srv.URL, "http://", "ws://", 1) + widgetsPath + "ns/widgets/w1/lines?prefix=ws:"
+	ws, err := websocket.Dial(url, "", e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := <-sh.started; o.Prefix != "ws:" {
+		t.Fatalf("options %+v", o)
+	}
+	for _, l := range []string{"a", "b"} {
+		sh.lines <- l
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var msg []byte
+		for len(msg) == 0 { // the stream starts with an empty ping message
+			if err := websocket.Message.Receive(ws, &msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(msg) != "ws:"+l+"\n" {
+			t.Fatalf("message %q, want line %q", msg, l)
+		}
+	}
+	ws.Close()
+	if err := <-sh.ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the hook ended with %v, want its context cancelled", err)
+	}
+	waitGoroutines(t, before)
+}
+
+func FuzzDecodeQuery(f *testing.F) {
+	f.Add("follow=true&lines=3&tags=a&tags=b&prefix=x")
+	f.Add("lines=-9223372036854775809&follow=maybe")
+	f.Add("%zz&lines=&=&&follow")
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		var o LineOptions
+		if err := DecodeQuery(q, &o); err != nil && !apierrors.IsBadRequest(err) {
+			t.Fatalf("%q: %v, not a 400", raw, err)
+		}
+	})
+}
+
+func TestDecodeQuery(t *testing.T) {
+	type opts struct {
+		metav1.TypeMeta `json:",inline"`
+		N               uint8    `json:"n"`
+		P               *bool    `json:"p"`
+		S               []string `json:"s"`
+		F               *float64 `json:"f"`
+		Plain           string
+	}
+	var o opts
+	q, _ := url.ParseQuery("n=7&p=true&s=x&s=y&f=1.5&Plain=z&kind=Other&other=1")
+	if err := DecodeQuery(q, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.N != 7 || o.P == nil || !*o.P || len(o.S) != 2 || o.F != nil || o.Plain != "z" || o.Kind != "" {
+		t.Fatalf("%+v", o)
+	}
+	for _, bad := range []string{"n=256", "n=-1", "p=yes"} {
+		q, _ := url.ParseQuery(bad)
+		if err := DecodeQuery(q, &opts{}); !apierrors.IsBadRequest(err) {
+			t.Errorf("%s: %v, want 400", bad, err)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package endpoints
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -105,12 +107,42 @@ func (h *handler[O]) streamWebSocket(w http.ResponseWriter, r *http.Request, rt 
 		}
 		_ = pw.CloseWithError(io.EOF)
 	}()
-	if err := wsstream.NewReader(pr, true, wsstream.NewDefaultReaderProtocols()).Copy(w, r); err != nil {
+	// wsstream closes the connection when the client does, but goes on
+	// waiting for the hook's next Write: the connection's Close ends the
+	// hook's context, so that an idle stream ends with its client.
+	hw := hijackNotifier{ResponseWriter: w, onClose: cancel}
+	if err := wsstream.NewReader(pr, true, wsstream.NewDefaultReaderProtocols()).Copy(hw, r); err != nil {
 		slog.DebugContext(ctx, "endpoints: websocket stream ended", "path", r.URL.Path, "err", err)
 	}
 	cancel()
 	_ = pr.CloseWithError(io.ErrClosedPipe)
 	<-done
+}
+
+// hijackNotifier is a ResponseWriter whose hijacked connection calls
+// onClose when it is closed.
+type hijackNotifier struct {
+	http.ResponseWriter
+	onClose func()
+}
+
+func (h hijackNotifier) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	return closeNotifyConn{Conn: c, onClose: h.onClose}, brw, nil
+}
+
+// closeNotifyConn is a connection that calls onClose when closed.
+type closeNotifyConn struct {
+	net.Conn
+	onClose func()
+}
+
+func (c closeNotifyConn) Close() error {
+	c.onClose()
+	return c.Conn.Close()
 }
 
 // flushWriter is the stream's io.Writer over HTTP: the first Write
