@@ -431,3 +431,38 @@ func TestDecodeQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomStreamHTTP2: over HTTP/2 each Write is a DATA frame the
+// client reads before the next, and the hook ends when the client resets
+// its stream.
+func TestCustomStreamHTTP2(t *testing.T) {
+	sh := &streamHook{lines: make(chan string), started: make(chan *LineOptions, 10), ended: make(chan error, 10)}
+	e := newEnvDefs(t, true, customWidgets(sh), gadgetDefinition(), WithWriters(NewWriters()))
+	e.createWidget("ns", "w1", "red")
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go func() { sh.lines <- "one" }()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+widgetsPath+"ns/widgets/w1/lines?follow=true", nil)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 {
+		t.Fatalf("%s %d", resp.Proto, resp.StatusCode)
+	}
+	<-sh.started
+	lines := bufio.NewReader(resp.Body)
+	for i, l := range []string{"one", "two"} {
+		if i > 0 {
+			sh.lines <- l
+		}
+		if got, err := lines.ReadString('\n'); err != nil || got != l+"\n" {
+			t.Fatalf("line %q (%v), want %q", got, err, l)
+		}
+	}
+	cancel()
+	if err := <-sh.ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the hook ended with %v, want its context cancelled", err)
+	}
+}
