@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiloom/apiloom/server/hook"
@@ -84,6 +85,10 @@ func customWidgets(sh *streamHook) *resource.Definition[*widget] {
 		{Name: "summary", Type: resource.View, Verbs: []string{"get"}},
 		{Name: "lines", Type: resource.Stream, Verbs: []string{"get"}},
 	}
+	// A status write warns: an action's writes warn its client.
+	def.Hooks = &hook.Hooks[*widget]{ValidateStatusUpdate: func(*hook.Request, *widget, *widget) (hook.Warnings, field.ErrorList) {
+		return hook.Warnings{"fresh paint"}, nil
+	}}
 	def.Custom = []resource.Custom[*widget]{
 		resource.NewAction("paint", func() *PaintRequest { return new(PaintRequest) }, paintSchema, paint),
 		resource.NewView("summary", func(req *hook.Request, w *widget) (*PaintResult, error) {
@@ -186,6 +191,9 @@ func TestCustomAction(t *testing.T) {
 	}
 	if err := json.Unmarshal(resp.body, &res); err != nil || res.DryRun || res.Phase != "wet" || res.Coats != 2 {
 		t.Fatalf("result %+v (%v)", res, err)
+	}
+	if got := resp.header.Values("Warning"); len(got) != 1 || !strings.Contains(got[0], "fresh paint") {
+		t.Fatalf("warnings %q, want the status write's", got)
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()

@@ -54,7 +54,8 @@ type route struct {
 //	/apis/{g}/{v}/{plural}                                    namespaced, all namespaces
 //	/api/{v}/...                                              the same, core group
 //
-// Paths that name no served resource get a 404 Status. Discovery serves
+// and .../{name}/{sub} for a kind's own subresources (custom.go). Paths
+// that name no served resource get a 404 Status. Discovery serves
 // /api, /api/{v}, /apis, /apis/{g} and /apis/{g}/{v} itself; the caller
 // mounts this handler for the deeper paths and wraps it with
 // authentication.

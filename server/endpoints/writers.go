@@ -11,7 +11,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/apiloom/apiloom/server/endpoints/fieldmanager"
 	"github.com/apiloom/apiloom/server/hook"
@@ -135,6 +137,12 @@ func (ow *objectWriter[O]) do(ctx context.Context, method string, rt route, obj 
 	}
 	rec := &recorder{header: http.Header{}}
 	ow.h.serve(rec, req, rt)
+	// The write's warnings are the action's client's.
+	if hs, _ := utilnet.ParseWarningHeaders(rec.header.Values("Warning")); len(hs) > 0 {
+		for _, w := range hs {
+			warning.AddWarning(ctx, "", w.Text)
+		}
+	}
 	if rec.code == 0 {
 		rec.code = http.StatusOK
 	}
