@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,47 @@ func BenchmarkCustom(b *testing.B) {
 			serve(b, "GET", obj, "", http.StatusOK)
 		}
 	})
+}
+
+// BenchmarkIdleStream is what one idle stream holds in the handler, with
+// no network in between: its goroutine's stack and what it keeps on the
+// heap (the parent object, the options, the writer), as bytes/stream.
+func BenchmarkIdleStream(b *testing.B) {
+	const n = 500
+	sh := &streamHook{lines: make(chan string), started: make(chan *LineOptions, n), ended: make(chan error, n)}
+	def := customWidgets(sh)
+	c, err := cache.New(def, storage.New(etcdtest.Start(b), "/bench/idle", def))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	h := NewHandler(NewResource(def, c))
+	if _, err := c.Create(ctx, storage.Key("bench", "w"), storagetest.NewWidget("bench", "w", "red")); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		sctx, stop := context.WithCancel(ctx)
+		for range n {
+			r := httptest.NewRequestWithContext(sctx, "GET", widgetsPath+"bench/widgets/w/lines?follow=true", nil)
+			go h.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		for range n {
+			<-sh.started
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		stop()
+		for range n {
+			<-sh.ended
+		}
+		b.ReportMetric(float64((after.HeapInuse+after.StackInuse)-(before.HeapInuse+before.StackInuse))/n, "bytes/stream")
+	}
 }
