@@ -18,6 +18,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiloom/apiloom/server/admission/schemacheck"
+	"github.com/apiloom/apiloom/server/endpoints/auditlog"
 	"github.com/apiloom/apiloom/server/endpoints/negotiation"
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
@@ -230,6 +231,9 @@ func (h *handler[O]) action(w http.ResponseWriter, r *http.Request, rt route, c 
 	if err := h.checkInput(ctx, c, rt, in); err != nil {
 		return err
 	}
+	// The audit event records the input, as a create's records its body.
+	in.GetObjectKind().SetGroupVersionKind(c.inputGVK)
+	auditlog.RequestObject(ctx, in, h.gr.WithVersion(h.gvk.Version), c.def.Name, encodeView)
 	parent, err := h.parent(ctx, rt)
 	if err != nil {
 		return err
