@@ -207,6 +207,7 @@ type Options struct {
 	CBORServingAndStorage bool
 
 	DeleteCollectionOptions
+	SubresourceOptions
 
 	APFOptions
 
@@ -272,6 +273,7 @@ func DefaultOptions() Options {
 		CBORServingAndStorage:    true,
 		Delegation:               defaultDelegationOptions(),
 		DeleteCollectionOptions:  defaultDeleteCollectionOptions(),
+		SubresourceOptions:       defaultSubresourceOptions(),
 		APFOptions:               defaultAPFOptions(),
 		Audit:                    defaultAuditOptions(),
 		TokenAuthn:               defaultTokenAuthnOptions(),
@@ -362,6 +364,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"APIResponseCompression=true|false (default true) gzips responses over 128 KiB for clients that accept gzip (client-go does), watches never; "+
 		"CBORServingAndStorage=true|false (default true; alpha and false in kube-apiserver) serves application/cbor and application/cbor-seq watches and accepts CBOR bodies (stored as JSON)")
 	o.addDeleteCollectionFlags(fs)
+	o.addSubresourceFlags(fs)
 	o.addPriorityAndFairnessFlags(fs)
 	fs.IntVar(&o.EtcdMaxRequestBytes, "etcd-max-request-bytes", o.EtcdMaxRequestBytes, "largest request etcd accepts: the embedded etcd's --max-request-bytes, and for --etcd-servers the cluster's; objects that do not fit are refused with 413")
 }
@@ -411,6 +414,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateAudit()...)
 	errs = append(errs, o.validateAuthentication()...)
 	errs = append(errs, o.validateSnapshots()...)
+	errs = append(errs, o.validateSubresources()...)
 	errs = append(errs, o.validateServiceAccounts()...)
 	errs = append(errs, o.validatePriorityAndFairness()...)
 	errs = append(errs, o.validateResourceQuota()...)

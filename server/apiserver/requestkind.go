@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -11,12 +12,37 @@ import (
 // request, decided as kube-apiserver decides it for a generic apiserver.
 
 // longRunning reports whether r may rightly outlast --request-timeout and
-// so holds no in-flight seat: a watch, a kind's own stream (withStreams)
-// or a pprof profile or trace, which runs for its seconds parameter.
-// kube-apiserver's generic check (BasicLongRunningRequestCheck with the
-// watch verb, and the log subresource for pods/log) says the same.
+// so holds no in-flight seat: a watch, a kind's own stream subresource
+// (marked by withLongRunning), or a pprof profile or trace, which runs
+// for its seconds parameter. kube-apiserver's generic check
+// (BasicLongRunningRequestCheck with the watch verb, and its
+// long-running subresources such as pods/log) says the same.
 func longRunning(r *http.Request) bool {
-	return endpoints.IsWatch(r) || isStream(r) || strings.HasPrefix(r.URL.Path, "/debug/pprof/")
+	return endpoints.IsWatch(r) || strings.HasPrefix(r.URL.Path, "/debug/pprof/") || r.Context().Value(longRunningKey{}) != nil
+}
+
+// longRunningKey marks a request's context long-running.
+type longRunningKey struct{}
+
+// longRunningChecker is the resource handler's view of its long-running
+// requests (endpoints.NewHandler's IsLongRunning): watches, and the
+// kinds' stream subresources, which only it knows.
+type longRunningChecker interface {
+	IsLongRunning(r *http.Request) bool
+}
+
+// withLongRunning marks the requests lr finds long-running, for the
+// filters after it (longRunning); outermost, before any filter asks.
+func withLongRunning(lr longRunningChecker, next http.Handler) http.Handler {
+	if lr == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && !endpoints.IsWatch(r) && lr.IsLongRunning(r) {
+			r = r.WithContext(context.WithValue(r.Context(), longRunningKey{}, true))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // isMutating reports whether r counts against

@@ -170,7 +170,7 @@ func (s *Server) Run(ctx context.Context) error {
 		MaxRequestBytes: s.opts.EtcdMaxRequestBytes,
 		TTL:             s.opts.ttls(), LeaseReuse: time.Duration(s.opts.LeaseReuseDurationSeconds) * time.Second,
 		Encryption:  encryption.storageOption,
-		HookTimeout: s.opts.HookTimeout, VerifyCreates: verifyCreates(ctx, &s.opts, etcd.Embedded(), etcd.Client, s.log),
+		HookTimeout: s.opts.HookTimeout, MaxSubresourceStreams: s.opts.MaxSubresourceStreams, VerifyCreates: verifyCreates(ctx, &s.opts, etcd.Embedded(), etcd.Client, s.log),
 		Limits: &request.Limits{MaxRequestBodyBytes: s.opts.MaxRequestBodyBytes, WatchWriteTimeout: s.opts.WatchWriteTimeout,
 			StrategicMergePatchMaxListElements: s.opts.StrategicMergePatchMaxListElements,
 			ResponseCompression:                s.opts.APIResponseCompression,
@@ -296,9 +296,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// Audit, then the request's span, start once its user is known, as in
 	// kube-apiserver's chain (where the span encloses the audit filter).
-	handler := withRequestInfo(withStreams(infos, withAuthentication(authSetup.auth, authSetup.apiAudiences, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited))))))
+	handler := withRequestInfo(withAuthentication(authSetup.auth, authSetup.apiAudiences, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
+	lr, _ := resources.(longRunningChecker)
+	handler = withLongRunning(lr, handler)
 	handler = responsewriters.WithCBOR(handler, cbor)
 	// Outermost, as kube-apiserver's WithAuditInit: the Audit-ID a request
 	// comes with (the aggregator's) is in its context for the logs and

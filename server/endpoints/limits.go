@@ -30,6 +30,10 @@ type handlerConfig struct {
 	admission *admission.Chain
 	// authorizer is WithAuthorizer's; nil for none.
 	authorizer authorizer.Authorizer
+	// writers are WithWriters'; nil for none.
+	writers *Writers
+	// maxStreams is WithMaxStreams'; DefaultMaxStreams when not positive.
+	maxStreams int
 }
 
 // WithLimits sets the resource's limits (default request.DefaultLimits()).
@@ -70,3 +74,13 @@ func WithAuthorizer(a authorizer.Authorizer) Option {
 func WithHooks(readers hook.Readers, timeout time.Duration) Option {
 	return func(c *handlerConfig) { c.hooks = strategy.Hooks{Readers: readers, Timeout: timeout} }
 }
+
+// WithWriters makes the resource one that actions write through ws, and
+// gives its actions ws as their writers (hook.Writers): every resource of
+// a server shares one.
+func WithWriters(ws *Writers) Option { return func(c *handlerConfig) { c.writers = ws } }
+
+// WithMaxStreams bounds how many calls of each of the kind's stream
+// subresources run at once (DefaultMaxStreams when not positive); the
+// next is 429 TooManyRequests.
+func WithMaxStreams(n int) Option { return func(c *handlerConfig) { c.maxStreams = n } }

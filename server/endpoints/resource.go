@@ -70,6 +70,15 @@ type handler[O resource.Object] struct {
 	// authz decides what a request needs beyond its own verb (the unsafe
 	// delete's); nil without one (WithAuthorizer).
 	authz authorizer.Authorizer
+	// customs are the kind's own subresources by name (custom.go).
+	customs map[string]*custom[O]
+	// hooks are the readers and timeout of hook calls (WithHooks).
+	hooks strategy.Hooks
+	// writers write objects for actions (WithWriters); nil for none.
+	writers *Writers
+	// maxStreams bounds the calls of each stream subresource running at
+	// once (WithMaxStreams).
+	maxStreams int64
 }
 
 var _ Resource = (*handler[resource.Object])(nil)
@@ -130,6 +139,14 @@ func NewResource[O resource.Object](def *resource.Definition[O], store storage.I
 	h.limits, h.patchMeta, h.managed = cfg.limits, meta, managed
 	h.fmts = request.Formats{Protobuf: h.protobuf, CBOR: h.limits.CBOR, Kind: def.GroupVersionKind(), NewObject: func() runtime.Object { return def.New() }}
 	h.admission, h.authz = cfg.admission, cfg.authorizer
+	h.customs, h.hooks, h.writers = newCustoms(def), cfg.hooks, cfg.writers
+	h.maxStreams = int64(cfg.maxStreams)
+	if h.maxStreams <= 0 {
+		h.maxStreams = DefaultMaxStreams
+	}
+	if h.writers != nil {
+		h.writers.add(h)
+	}
 	if h.admission == nil {
 		h.admission = standardChain
 	}
@@ -163,6 +180,8 @@ func (h *handler[O]) dispatch(w http.ResponseWriter, r *http.Request, rt route) 
 	}
 	method := r.Method
 	switch {
+	case rt.custom != "":
+		return h.serveCustom(w, r, rt)
 	case rt.scale:
 		switch method {
 		case http.MethodGet:

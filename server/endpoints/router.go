@@ -41,6 +41,9 @@ type route struct {
 	scale bool
 	// finalize is true for the .../{name}/finalize subresource.
 	finalize bool
+	// custom is the name of one of the kind's own subresources
+	// (resource.Definition.Custom) the path names; "" for none.
+	custom string
 }
 
 // NewHandler returns the handler for every resource path under /apis, and
@@ -51,7 +54,8 @@ type route struct {
 //	/apis/{g}/{v}/{plural}                                    namespaced, all namespaces
 //	/api/{v}/...                                              the same, core group
 //
-// Paths that name no served resource get a 404 Status. Discovery serves
+// and .../{name}/{sub} for a kind's own subresources (custom.go). Paths
+// that name no served resource get a 404 Status. Discovery serves
 // /api, /api/{v}, /apis, /apis/{g} and /apis/{g}/{v} itself; the caller
 // mounts this handler for the deeper paths and wraps it with
 // authentication.
@@ -142,6 +146,8 @@ func objectRoute(res Resource, rte route, segs []string) (Resource, route, bool)
 			rte.scale = true
 		case segs[1] == "finalize" && res.Info().HasFinalize:
 			rte.finalize = true
+		case customType(res.Info(), segs[1]) != "":
+			rte.custom = segs[1]
 		default:
 			return nil, route{}, false
 		}
@@ -164,6 +170,34 @@ func IsWatch(r *http.Request) bool {
 	}
 	_, rest, ok := groupVersionPath(r.URL.Path)
 	return ok && strings.Count(strings.Trim(rest, "/"), "/") >= 1 // version/plural...
+}
+
+// customType is the type of info's own subresource name; "" when it has
+// none of that name.
+func customType(info *resource.Info, name string) resource.SubresourceType {
+	for _, s := range info.Subresources {
+		if s.Name == name {
+			return s.Type
+		}
+	}
+	return ""
+}
+
+// IsLongRunning reports whether the handler serves r as a long-running
+// request: a watch (IsWatch), or a GET of one of a kind's own stream
+// subresources (as pods/log with follow, it lasts as long as its handler
+// writes). Filters in front of the handler exempt such requests from the
+// request timeout and the in-flight limits, as kube-apiserver exempts
+// its long-running requests.
+func (rt *router) IsLongRunning(r *http.Request) bool {
+	if IsWatch(r) {
+		return true
+	}
+	if r.Method != http.MethodGet {
+		return false
+	}
+	res, route, ok := rt.match(r.URL.Path)
+	return ok && route.custom != "" && customType(res.Info(), route.custom) == resource.Stream
 }
 
 // groupVersionPath splits a resource path into its group and the rest from

@@ -56,6 +56,10 @@ type Backend struct {
 	// HookTimeout bounds each point of a request's hooks
 	// (--hook-timeout); hook.DefaultTimeout when 0.
 	HookTimeout time.Duration
+	// MaxSubresourceStreams bounds the calls of each stream subresource
+	// of each kind running at once (--max-subresource-streams,
+	// endpoints.WithMaxStreams); endpoints.DefaultMaxStreams when 0.
+	MaxSubresourceStreams int
 	// Authorizer decides what a request needs beyond its own verb (the
 	// unsafe delete's extra verb, endpoints.WithAuthorizer); without one
 	// such requests are refused.
@@ -144,6 +148,8 @@ type shared struct {
 	namespaces *nslifecycle.Lifecycle
 	// readers are every served kind's, for hooks (hookreaders.go).
 	readers hookReaders
+	// writers are every served kind's, for actions (endpoints.Writers).
+	writers *endpoints.Writers
 	// admission is the server's admission chain, every resource's.
 	admission *admission.Chain
 }
@@ -245,7 +251,7 @@ func serve[O resource.Object](ctx context.Context, b Backend, sh shared, out *Se
 	}
 	addHookReader(sh.readers, def, iface)
 	addStorage(out, iface)
-	opts = append(opts, endpoints.WithHooks(sh.readers, b.HookTimeout))
+	opts = append(opts, endpoints.WithHooks(sh.readers, b.HookTimeout), endpoints.WithWriters(sh.writers), endpoints.WithMaxStreams(b.MaxSubresourceStreams))
 	out.Resources = append(out.Resources, endpoints.NewResource(def, iface, opts...))
 	return nil
 }
@@ -288,7 +294,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: patch.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}}
+	sh := shared{tc: tc, schemas: patch.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}, writers: endpoints.NewWriters()}
 	var namespaces k8sadmission.MutationInterface = b.Namespaces
 	if namespaces == nil && sh.namespaces != nil {
 		namespaces = sh.namespaces
