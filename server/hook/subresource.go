@@ -28,10 +28,15 @@ import (
 // request. An action writes objects, its parent included, through
 // CreateObject, UpdateObject, UpdateStatus and DeleteObject: the
 // server's own write path, so admission, managed fields, the kinds' hooks
-// and watch events stay right, and a dry-run call stores nothing. A stream writes to w for as
-// long as it likes, each Write reaching the client before it returns,
-// and stops when req.Context() ends (the client went away, the server
-// shuts down).
+// and watch events stay right, and a dry-run call stores nothing.
+//
+// A stream writes to w for as long as it likes, each Write reaching the
+// client before it returns, and stops when req.Context() ends (the client
+// went away, the server shuts down). Its answer (200 and the headers)
+// starts with its first Write, so an error returned before it is answered
+// as a Status; a Write of no bytes starts it with nothing to say yet (a
+// follow with no line so far), so that the client is not left waiting
+// for the headers.
 
 // Read is the Operation of a view or stream call, which writes nothing.
 const Read Operation = "READ"

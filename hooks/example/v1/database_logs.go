@@ -65,6 +65,12 @@ func (Database) Logs(req *hook.Request, db *examplev1.Database, opts *examplev1.
 	if !opts.Follow {
 		return nil
 	}
+	// A Write of nothing starts the answer (200 and its headers) with no
+	// line yet, so that a client following an empty log is not left
+	// waiting for the headers until the first line.
+	if _, err := w.Write(nil); err != nil {
+		return ended(ctx.Err(), err)
+	}
 	for {
 		ev, err := events.Next(ctx)
 		if err != nil {

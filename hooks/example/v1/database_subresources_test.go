@@ -283,7 +283,12 @@ func TestGetConnection(t *testing.T) {
 // writer hands it to the client.
 type lineWriter chan string
 
-func (l lineWriter) Write(p []byte) (int, error) { l <- string(p); return len(p), nil }
+func (l lineWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l <- string(p)
+	}
+	return len(p), nil
+}
 
 func TestLogsTailsAndFollows(t *testing.T) {
 	w := newWorld()
