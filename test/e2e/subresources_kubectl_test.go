@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,25 +77,33 @@ func TestCustomSubresourcesKubectl(t *testing.T) {
 }
 
 // curlSubresources calls the action, the view and a following stream with
-// curl over HTTP/1.1 and HTTP/2, as the admin (its kubeconfig's token).
+// curl over HTTP/1.1 and HTTP/2, as the admin (its kubeconfig's client
+// certificate).
 func curlSubresources(t *testing.T, admin *kubectlEnv) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Unavailable(t, "curl not on PATH: %v", err)
 	}
-	pem, err := base64.StdEncoding.DecodeString(admin.run("config", "view", "--raw", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}"))
-	if err != nil || len(pem) == 0 {
-		t.Fatalf("kubeconfig's CA: %v", err)
+	dir := t.TempDir()
+	files := map[string]string{}
+	for name, path := range map[string]string{
+		"ca":   "{.clusters[0].cluster.certificate-authority-data}",
+		"cert": "{.users[0].user.client-certificate-data}",
+		"key":  "{.users[0].user.client-key-data}",
+	} {
+		pem, err := base64.StdEncoding.DecodeString(admin.run("config", "view", "--raw", "-o", "jsonpath="+path))
+		if err != nil || len(pem) == 0 {
+			t.Fatalf("kubeconfig's %s: %v", name, err)
+		}
+		files[name] = filepath.Join(dir, name+".pem")
+		if err := os.WriteFile(files[name], pem, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	token := strings.TrimSpace(admin.run("config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"))
 	server := strings.TrimSpace(admin.run("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}"))
 	curl := func(ctx context.Context, proto string, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, "curl", append([]string{"--silent", "--show-error", "--fail", "--no-buffer", proto,
-			"--cacert", ca, "-H", "Authorization: Bearer " + token, "--write-out", "%{stderr}%{http_version}"}, args...)...)
+			"--cacert", files["ca"], "--cert", files["cert"], "--key", files["key"], "--write-out", "%{stderr}%{http_version}"}, args...)...)
 	}
 	for i, proto := range []string{"--http1.1", "--http2"} {
 		want := map[string]string{"--http1.1": "1.1", "--http2": "2"}[proto]
@@ -102,7 +111,7 @@ func curlSubresources(t *testing.T, admin *kubectlEnv) {
 		out, err := curl(t.Context(), proto, "-X", "POST", "-H", "Content-Type: application/json",
 			"-d", `{"destination":"s3://b","name":"`+name+`"}`, server+dbPath+"orders/backup").Output()
 		if err != nil || !strings.Contains(string(out), `"kind":"BackupResult"`) {
-			t.Fatalf("curl %s backup: %v %s", proto, err, out)
+			t.Fatalf("curl %s backup: %v %s %s", proto, err, out, stderrOf(err))
 		}
 		cmd := curl(t.Context(), proto, server+dbPath+"orders/connection")
 		var stderr strings.Builder
@@ -132,4 +141,13 @@ func curlSubresources(t *testing.T, admin *kubectlEnv) {
 		cancel()
 		_ = follow.Wait()
 	}
+}
+
+// stderrOf is what a command run by Output wrote on stderr, if it failed.
+func stderrOf(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(exit.Stderr)
+	}
+	return ""
 }

@@ -93,13 +93,17 @@ func ended(ctxErr, err error) error {
 	return err
 }
 
-// eventTime is when e last happened.
+// eventTime is when e last happened: its series' last time when it
+// repeats, else its eventTime (to the microsecond), else its lastTimestamp
+// (to the second), as kubectl events orders them.
 func eventTime(e *corev1.Event) time.Time {
 	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
 	case !e.EventTime.IsZero():
 		return e.EventTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
 	}
 	return e.CreationTimestamp.Time
 }

@@ -3,6 +3,7 @@ package v1
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -103,12 +104,26 @@ func recordEvent(req *hook.Request, db *examplev1.Database, reason, message stri
 		Reason: reason, Message: message, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "database-hooks"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		// eventTime orders a log's lines to the microsecond, where the
+		// timestamps have whole seconds; it asks for who reported what.
+		EventTime:           metav1.NewMicroTime(now.Time),
+		ReportingController: "example.apiloom.dev/database-hooks",
+		ReportingInstance:   reportingInstance,
+		Action:              reason,
 	}
 	if _, err := hook.CreateObject(req, ev); err != nil && !errors.Is(err, hook.ErrNotServed) {
 		return err
 	}
 	return nil
 }
+
+// reportingInstance names this server in the Events it records.
+var reportingInstance = func() string {
+	if h, err := os.Hostname(); err == nil && h != "" && len(h) <= 128 {
+		return h
+	}
+	return "apiloom"
+}()
 
 // GetConnection is how to connect to db: its endpoint once ready, a URI
 // per user, and where it runs (its Region as the cache holds it: a view
