@@ -62,16 +62,7 @@ func TestCustomSubresourceStreamTransports(t *testing.T) {
 		}
 	})
 	t.Run("websocket", func(t *testing.T) {
-		cfg, err := websocket.NewConfig(strings.Replace(ts.Config.Host, "https://", "wss://", 1)+logs, ts.Config.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.TlsConfig = tlsConfig(t, ts, "http/1.1")
-		cfg.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
-		ws, err := websocket.DialConfig(cfg)
-		if err != nil {
-			t.Fatalf("dial: %v", err)
-		}
+		ws := dialWebSocket(t, ts, logs)
 		defer ws.Close()
 		// The first message is empty, as kube-apiserver's wsstream starts
 		// pods/log: the line comes next.

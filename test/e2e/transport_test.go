@@ -85,16 +85,7 @@ func TestWatchTransports(t *testing.T) {
 	})
 
 	t.Run("websocket", func(t *testing.T) {
-		cfg, err := websocket.NewConfig(strings.Replace(ts.Config.Host, "https://", "wss://", 1)+watchPath, ts.Config.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.TlsConfig = tlsConfig(t, ts, "http/1.1")
-		cfg.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
-		ws, err := websocket.DialConfig(cfg)
-		if err != nil {
-			t.Fatalf("dial: %v", err)
-		}
+		ws := dialWebSocket(t, ts, watchPath)
 		defer ws.Close()
 		var msg string
 		if err := websocket.Message.Receive(ws, &msg); err != nil {
@@ -105,4 +96,20 @@ func TestWatchTransports(t *testing.T) {
 			t.Fatalf("message %q: %v", msg, err)
 		}
 	})
+}
+
+// dialWebSocket opens a WebSocket to path as the server's loopback user.
+func dialWebSocket(t *testing.T, ts *testserver.TestServer, path string) *websocket.Conn {
+	t.Helper()
+	cfg, err := websocket.NewConfig(strings.Replace(ts.Config.Host, "https://", "wss://", 1)+path, ts.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TlsConfig = tlsConfig(t, ts, "http/1.1")
+	cfg.Header.Set("Authorization", "Bearer "+ts.Config.BearerToken)
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	return ws
 }
