@@ -176,8 +176,10 @@ func TestCustomSubresourceStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Without follow: the tail, then the end of the stream.
-	body, err := logsRequest(cs, map[string]string{"tailLines": "1"}).DoRaw(ctx)
+	// Without follow: the tail, then the end of the stream; through the
+	// typed client's stream method (its options as query parameters).
+	one := int64(1)
+	body, err := dbs.Logs("orders", &examplev1.DatabaseLogOptions{TailLines: &one}).DoRaw(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,8 @@ func TestCustomSubresourceStream(t *testing.T) {
 	// Follow: lines arrive as they are written, and the stream's
 	// goroutines are gone once the client goes away.
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := logsRequest(cs, map[string]string{"follow": "true", "tailLines": "0"}).Stream(sctx)
+	zero := int64(0)
+	stream, err := dbs.Logs("orders", &examplev1.DatabaseLogOptions{Follow: true, TailLines: &zero}).Stream(sctx)
 	if err != nil {
 		t.Fatal(err)
 	}
