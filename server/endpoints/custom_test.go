@@ -432,7 +432,15 @@ func TestDecodeQuery(t *testing.T) {
 	if o.N != 7 || o.P == nil || !*o.P || len(o.S) != 2 || o.F != nil || o.Plain != "z" || o.Kind != "" {
 		t.Fatalf("%+v", o)
 	}
-	for _, bad := range []string{"n=256", "n=-1", "p=yes"} {
+	// Bools as apimachinery reads them: false only for 0 and false.
+	for raw, want := range map[string]bool{"p": true, "p=yes": true, "p=0": false, "p=FALSE": false, "p=1": true} {
+		var o opts
+		q, _ := url.ParseQuery(raw)
+		if err := DecodeQuery(q, &o); err != nil || o.P == nil || *o.P != want {
+			t.Errorf("%s: %v, %v; want %v", raw, err, o.P, want)
+		}
+	}
+	for _, bad := range []string{"n=256", "n=-1", "n=x"} {
 		q, _ := url.ParseQuery(bad)
 		if err := DecodeQuery(q, &opts{}); !apierrors.IsBadRequest(err) {
 			t.Errorf("%s: %v, want 400", bad, err)

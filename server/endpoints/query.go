@@ -10,9 +10,9 @@ import (
 
 // DecodeQuery sets the fields of into, a pointer to a struct (a stream's
 // options), from the query parameters named as the fields' json names,
-// as kube-apiserver decodes pods/log's PodLogOptions: strings, bools,
-// integers, pointers to those, and []string (every value of a repeated
-// parameter). Parameters that name no field are ignored, as kube-apiserver
+// as kube-apiserver decodes pods/log's PodLogOptions: strings, bools
+// (false only for "0" and "false"), integers, pointers to those, and
+// []string (every value of a repeated parameter). Parameters that name no field are ignored, as kube-apiserver
 // ignores them; a value that does not parse is 400 BadRequest naming the
 // parameter. Fields of other types, and inline or metadata fields, are
 // left alone.
@@ -84,11 +84,10 @@ func setScalar(fv reflect.Value, s string) error {
 	case reflect.String:
 		fv.SetString(s)
 	case reflect.Bool:
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return fmt.Errorf("not a boolean")
-		}
-		fv.SetBool(b)
+		// As apimachinery's query conversion reads a bool: only "0" and
+		// "false" are false; any other value, "" included, is true
+		// (?follow means follow=true).
+		fv.SetBool(s != "0" && !strings.EqualFold(s, "false"))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, fv.Type().Bits())
 		if err != nil {
