@@ -171,9 +171,9 @@ func Default(infos []*resource.Info) Policy {
 // A kind's own subresources (resource.Info.Subresources with a Type) are
 // granted by what they do, as upstream grants pods/eviction to edit and
 // pods/log to view: create on each action ("databases/backup") in the
-// admin role only, since an action may write; get on each view and
-// stream ("databases/connection", "databases/logs") in both, since they
-// only read.
+// role aggregated to admin and edit only, since an action may write; get
+// on each view and stream ("databases/connection", "databases/logs") in
+// that role and in view's, since they only read.
 //
 // Resources are sorted, each once however many versions serve it; a
 // group's roles are in the group's order of first appearance.
