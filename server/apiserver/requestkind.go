@@ -24,21 +24,21 @@ func longRunning(r *http.Request) bool {
 // longRunningKey marks a request's context long-running.
 type longRunningKey struct{}
 
-// longRunningChecker is the resource handler's view of its long-running
-// requests (endpoints.NewHandler's IsLongRunning): watches, and the
-// kinds' stream subresources, which only it knows.
-type longRunningChecker interface {
-	IsLongRunning(r *http.Request) bool
+// streamChecker is the resource handler's view of the kinds' stream
+// subresources, which only it knows (endpoints.NewHandler's IsStream).
+type streamChecker interface {
+	IsStream(r *http.Request) bool
 }
 
-// withLongRunning marks the requests lr finds long-running, for the
-// filters after it (longRunning); outermost, before any filter asks.
-func withLongRunning(lr longRunningChecker, next http.Handler) http.Handler {
+// withLongRunning marks the requests to stream subresources, for the
+// filters after it (longRunning, which knows watches itself); outermost,
+// before any filter asks.
+func withLongRunning(lr streamChecker, next http.Handler) http.Handler {
 	if lr == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && !endpoints.IsWatch(r) && lr.IsLongRunning(r) {
+		if lr.IsStream(r) {
 			r = r.WithContext(context.WithValue(r.Context(), longRunningKey{}, true))
 		}
 		next.ServeHTTP(w, r)

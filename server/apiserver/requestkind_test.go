@@ -13,10 +13,14 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// streamsAt is a longRunningChecker for the paths ending in /logs.
+// streamsAt stands for the resource handler, which knows the stream
+// subresources (endpoints' router; its IsStream has its own tests): here
+// every GET of a path ending in /logs is one.
 type streamsAt struct{}
 
-func (streamsAt) IsLongRunning(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/logs") }
+func (streamsAt) IsStream(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/logs")
+}
 
 // TestWithLongRunning: a stream the resource handler knows of is
 // long-running for every filter after withLongRunning, as watches are;

@@ -299,7 +299,7 @@ func (s *Server) Run(ctx context.Context) error {
 	handler := withRequestInfo(withAuthentication(authSetup.auth, authSetup.apiAudiences, aud, withTracing(tracerProvider, withRequestMetrics(metrics, withRequestTimeout(s.opts.RequestTimeout, limited)))))
 	// Errors written before a resource handler (401, 429, 504, unknown
 	// paths) are in CBOR too when the client asks for it and it is served.
-	lr, _ := resources.(longRunningChecker)
+	lr, _ := resources.(streamChecker)
 	handler = withLongRunning(lr, handler)
 	handler = responsewriters.WithCBOR(handler, cbor)
 	// Outermost, as kube-apiserver's WithAuditInit: the Audit-ID a request

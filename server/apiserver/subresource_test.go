@@ -155,7 +155,7 @@ func TestCustomSubresourceAudit(t *testing.T) {
 		}
 		_, _ = w.Write([]byte("line\n"))
 	})
-	chain := withLongRunning(logsStreams{}, a.withAuditInit(withRequestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	chain := withLongRunning(streamsAt{}, a.withAuditInit(withRequestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(request.WithUser(r.Context(), &user.DefaultInfo{Name: "alice"}))
 		a.withAudit(ok).ServeHTTP(w, r)
 	}))))
@@ -213,22 +213,13 @@ func TestCustomSubresourceMetrics(t *testing.T) {
 	}
 }
 
-// logsStreams stands for the resource handler, which knows the stream
-// subresources (endpoints' router; its IsLongRunning has its own tests):
-// here every GET of a path ending in /logs is one.
-type logsStreams struct{}
-
-func (logsStreams) IsLongRunning(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/logs")
-}
-
 // TestCustomStreamLongRunning: a request the resource handler calls
 // long-running (a kind's own stream, as pods/log is to kube-apiserver)
 // gets no deadline from the request timeout; a view and an action keep
 // theirs.
 func TestCustomStreamLongRunning(t *testing.T) {
 	var deadline, long bool
-	h := withLongRunning(logsStreams{}, withRequestInfo(withRequestTimeout(testTimeout, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := withLongRunning(streamsAt{}, withRequestInfo(withRequestTimeout(testTimeout, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, deadline = r.Context().Deadline()
 		long = longRunning(r)
 	}))))

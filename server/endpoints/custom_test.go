@@ -359,6 +359,14 @@ func TestIsLongRunning(t *testing.T) {
 		if got := h.IsLongRunning(r); got != want {
 			t.Errorf("%s: %v, want %v", path, got, want)
 		}
+		// IsStream: the same but for the watch.
+		if got, stream := h.IsStream(r), want && !strings.Contains(path, "watch="); got != stream {
+			t.Errorf("%s: IsStream %v, want %v", path, got, stream)
+		}
+	}
+	r0, _ := http.NewRequest("GET", "/apis/other.example/v1/things/t1/lines", nil)
+	if h.IsStream(r0) {
+		t.Error("a path of no served kind ending in a stream's name is no stream")
 	}
 	r, _ := http.NewRequest("POST", widgetsPath+"ns/widgets/w1/lines", nil)
 	if h.IsLongRunning(r) {

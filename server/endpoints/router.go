@@ -60,11 +60,16 @@ type route struct {
 // mounts this handler for the deeper paths and wraps it with
 // authentication.
 func NewHandler(resources ...Resource) http.Handler {
-	rt := &router{byPath: make(map[string]Resource, len(resources)), byGroupResource: make(map[string]Resource, len(resources))}
+	rt := &router{byPath: make(map[string]Resource, len(resources)), byGroupResource: make(map[string]Resource, len(resources)), streams: map[string]bool{}}
 	for _, res := range resources {
 		i := res.Info()
 		rt.byPath[i.Group+"/"+i.Version+"/"+i.Plural] = res
 		rt.byGroupResource[schema.GroupResource{Group: i.Group, Resource: i.Plural}.String()] = res
+		for _, s := range i.Subresources {
+			if s.Type == resource.Stream {
+				rt.streams[s.Name] = true
+			}
+		}
 	}
 	return rt
 }
@@ -73,6 +78,10 @@ func NewHandler(resources ...Resource) http.Handler {
 type router struct {
 	byPath          map[string]Resource // "group/version/plural"
 	byGroupResource map[string]Resource // "plural.group", any version's
+	// streams are the names of every kind's own stream subresources: a
+	// GET whose last segment is none of them is no stream, known without
+	// matching its path.
+	streams map[string]bool
 }
 
 // ObjectCount is how many objects the resource groupResource
@@ -190,13 +199,22 @@ func customType(info *resource.Info, name string) resource.SubresourceType {
 // request timeout and the in-flight limits, as kube-apiserver exempts
 // its long-running requests.
 func (rt *router) IsLongRunning(r *http.Request) bool {
-	if IsWatch(r) {
-		return true
-	}
+	return rt.IsStream(r) || IsWatch(r)
+}
+
+// IsStream reports whether r is a GET of one of a kind's own stream
+// subresources. It runs in front of every request (the long-running
+// filter), so a request whose last path segment names no stream
+// subresource is answered without parsing its path or query.
+func (rt *router) IsStream(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
-	res, route, ok := rt.match(r.URL.Path)
+	p := r.URL.Path
+	if !rt.streams[p[strings.LastIndexByte(p, '/')+1:]] {
+		return false
+	}
+	res, route, ok := rt.match(p)
 	return ok && route.custom != "" && customType(res.Info(), route.custom) == resource.Stream
 }
 

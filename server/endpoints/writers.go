@@ -165,10 +165,7 @@ func (ow *objectWriter[O]) do(ctx context.Context, method string, rt route, obj 
 
 // path is the URL path of rt in the handler's resource.
 func (h *handler[O]) path(rt route) string {
-	p := "/apis/" + h.gvk.Group + "/" + h.gvk.Version
-	if h.gvk.Group == "" {
-		p = "/api/" + h.gvk.Version
-	}
+	p := h.def.PathPrefix()
 	if rt.namespace != "" {
 		p += "/namespaces/" + rt.namespace
 	}
