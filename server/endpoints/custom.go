@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +22,7 @@ import (
 	"github.com/apiloom/apiloom/server/endpoints/request"
 	"github.com/apiloom/apiloom/server/endpoints/responsewriters"
 	"github.com/apiloom/apiloom/server/endpoints/storageerr"
+	"github.com/apiloom/apiloom/server/endpoints/strategy"
 	"github.com/apiloom/apiloom/server/hook"
 	"github.com/apiloom/apiloom/server/resource"
 	"github.com/apiloom/apiloom/server/storage"
@@ -137,14 +137,6 @@ func (h *handler[O]) customRequest(ctx context.Context, op hook.Operation, c *cu
 	return hook.NewRequest(ctx, op, c.def.Name, dryRun, u, rt.namespace, rt.name, h.hooks.Readers)
 }
 
-// hookTimeout is the server's --hook-timeout.
-func (h *handler[O]) hookTimeout() time.Duration {
-	if h.hooks.Timeout <= 0 {
-		return hook.DefaultTimeout
-	}
-	return h.hooks.Timeout
-}
-
 // customError is the answer to a custom subresource's failure: an API
 // status is the client's answer as it is; anything else (a plain error,
 // a panic, a missed deadline) a 500 InternalError, logged with the
@@ -156,17 +148,7 @@ func (h *handler[O]) customError(ctx context.Context, c *custom[O], rt route, er
 	}
 	slog.ErrorContext(ctx, "endpoints: subresource handler failed", "resource", h.gr.String(),
 		"subresource", c.def.Name, "namespace", rt.namespace, "name", rt.name, "err", err)
-	return apierrors.NewInternalError(fmt.Errorf("%s of %s: %w", c.def.Name, h.gvk.Kind, errHead(err)))
-}
-
-// errHead is err without the stack a panic's error carries: the client
-// gets the panic's value, the log the stack.
-func errHead(err error) error {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		return errors.New(msg[:i])
-	}
-	return err
+	return apierrors.NewInternalError(fmt.Errorf("%s of %s: %w", c.def.Name, h.gvk.Kind, strategy.ErrorHead(err)))
 }
 
 // negotiateResult picks the form of a custom subresource's result: the
@@ -244,7 +226,7 @@ func (h *handler[O]) action(w http.ResponseWriter, r *http.Request, rt route, c 
 	}
 	var res runtime.Object
 	var herr error
-	if err := hook.Call(req, h.hookTimeout(), func(req *hook.Request) { res, herr = c.def.Action(req, parent, in) }); err != nil {
+	if err := hook.Call(req, h.hooks.CallTimeout(), func(req *hook.Request) { res, herr = c.def.Action(req, parent, in) }); err != nil {
 		herr = err
 	}
 	if herr != nil {
@@ -322,7 +304,7 @@ func (h *handler[O]) view(w http.ResponseWriter, r *http.Request, rt route, c *c
 	req := h.customRequest(ctx, hook.Read, c, false, rt)
 	var res runtime.Object
 	var herr error
-	if err := hook.Call(req, h.hookTimeout(), func(req *hook.Request) { res, herr = c.def.View(req, parent) }); err != nil {
+	if err := hook.Call(req, h.hooks.CallTimeout(), func(req *hook.Request) { res, herr = c.def.View(req, parent) }); err != nil {
 		herr = err
 	}
 	if herr != nil {

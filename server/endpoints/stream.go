@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,11 +26,6 @@ import (
 // buffers come on top), so 10,000 are some 160 MiB at most, and let the
 // 1,000 log followers of a busy cluster run ten times over.
 const DefaultMaxStreams = 10000
-
-// streamLifetime bounds a stream's hook call: none in practice, as a
-// stream lasts until the client goes away or the server stops (hook.Call
-// still turns a panic into an error).
-const streamLifetime = 100 * 365 * 24 * time.Hour
 
 // stream serves GET of a stream: its options decoded from the query
 // (DecodeQuery), the parent read, then the hook's bytes answered 200
@@ -77,12 +71,13 @@ func (h *handler[O]) stream(w http.ResponseWriter, r *http.Request, rt route, c 
 	return nil
 }
 
-// callStream runs c's stream on parent into out until it returns: a
-// panic is an error.
+// callStream runs c's stream on parent into out until it returns, with
+// no deadline (the stream lasts as long as its client): a panic is an
+// error.
 func (h *handler[O]) callStream(ctx context.Context, rt route, c *custom[O], parent O, opts runtime.Object, out io.Writer) error {
 	req := h.customRequest(ctx, hook.Read, c, false, rt)
 	var herr error
-	if err := hook.Call(req, streamLifetime, func(req *hook.Request) { herr = c.def.Stream(req, parent, opts, out) }); err != nil {
+	if err := hook.Call(req, 0, func(req *hook.Request) { herr = c.def.Stream(req, parent, opts, out) }); err != nil {
 		return err
 	}
 	return herr

@@ -19,9 +19,10 @@ var (
 )
 
 // Call runs fn, the calls of one point of the pipeline, with req's context
-// bounded by timeout. A panic in fn is an error wrapping ErrPanic (with
-// the stack); fn returning after the deadline is one wrapping ErrTimeout:
-// the request fails, the server goes on.
+// bounded by timeout (none when it is not positive: a stream lasts as long
+// as its client). A panic in fn is an error wrapping ErrPanic (with the
+// stack); fn returning after the deadline is one wrapping ErrTimeout: the
+// request fails, the server goes on.
 //
 // fn runs on the request's goroutine: handing it to another costs a
 // cross-thread wake-up per call (tens of microseconds, a tenth of a
@@ -30,7 +31,10 @@ var (
 // waits on anything must watch req.Context(); one that ignores it holds
 // its own request, and only that one, until it returns.
 func Call(req *Request, timeout time.Duration, fn func(req *Request)) (err error) {
-	ctx, cancel := context.WithTimeout(req.ctx, timeout)
+	ctx, cancel := context.WithCancel(req.ctx)
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(req.ctx, timeout)
+	}
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {

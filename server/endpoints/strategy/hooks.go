@@ -32,21 +32,17 @@ func warn(ctx context.Context, warnings hook.Warnings) {
 // callHooks runs fn, one point of the pipeline, bounded by the hook
 // timeout: a panic or the deadline is a 500 InternalError, logged.
 func (k *Kind[O]) callHooks(req *hook.Request, point string, fn func(req *hook.Request)) error {
-	timeout := k.hooks.Timeout
-	if timeout <= 0 {
-		timeout = hook.DefaultTimeout
-	}
-	if err := hook.Call(req, timeout, fn); err != nil {
+	if err := hook.Call(req, k.hooks.CallTimeout(), fn); err != nil {
 		slog.ErrorContext(req.Context(), "endpoints: hook failed", "resource", k.gr.String(),
 			"namespace", req.Namespace, "name", req.Name, "hook", point, "err", err)
-		return apierrors.NewInternalError(fmt.Errorf("%s hook of %s: %w", point, k.gvk.Kind, errHead(err)))
+		return apierrors.NewInternalError(fmt.Errorf("%s hook of %s: %w", point, k.gvk.Kind, ErrorHead(err)))
 	}
 	return nil
 }
 
-// errHead is err without the stack a panic's error carries: the client
-// gets the panic's value, the log the stack.
-func errHead(err error) error {
+// ErrorHead is err without the stack a panic's error carries (hook.Call):
+// the client gets the panic's value, the log the stack.
+func ErrorHead(err error) error {
 	msg := err.Error()
 	for i := range len(msg) {
 		if msg[i] == '\n' {

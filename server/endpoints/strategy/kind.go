@@ -38,6 +38,15 @@ type Hooks struct {
 	Timeout time.Duration
 }
 
+// CallTimeout is the deadline hook.Call gives each point of a request's
+// hooks: Timeout, or hook.DefaultTimeout when it is not positive.
+func (h Hooks) CallTimeout() time.Duration {
+	if h.Timeout <= 0 {
+		return hook.DefaultTimeout
+	}
+	return h.Timeout
+}
+
 // Request is what a write's hooks know of it beyond its objects.
 type Request struct {
 	// Subresource is "" for the main resource, else "status", "scale"
