@@ -19,8 +19,8 @@ import (
 // signature the one given there; a kind's custom subresources are served
 // by methods of the same type named by their markers (custom.go).
 // Anything that looks like a hook and is not one is an error naming its
-// file and line, so a misspelt or mistyped
-// hook fails generation rather than being silently ignored: an exported
+// file and line, so a misspelt or mistyped hook fails generation rather
+// than being silently ignored: an exported
 // method of a kind's hooks type that is not a hook, a hook method with
 // another signature, a type with hook methods named after no kind of the
 // group-version, and a hooks package of no group-version.
