@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,9 @@ type config struct {
 	waitTimeout time.Duration
 	// listPageSize is the page size of the cache's own (re)lists.
 	listPageSize int64
+	// relistWorkers is how many goroutines encode a listed page's items
+	// (buildItems).
+	relistWorkers int
 	// maxBatch caps the events one Next call returns.
 	maxBatch   int
 	registerer prometheus.Registerer
@@ -69,6 +73,7 @@ func defaultConfig() config {
 		bookmarkInterval: defaultBookmarkInterval,
 		waitTimeout:      defaultWaitTimeout,
 		listPageSize:     defaultListPageSize,
+		relistWorkers:    runtime.GOMAXPROCS(0),
 		maxBatch:         defaultMaxBatch,
 		log:              slog.New(slog.DiscardHandler),
 		newTicker: func(d time.Duration) (<-chan time.Time, func()) {
@@ -94,6 +99,9 @@ func (c *config) validate() error {
 	}
 	if c.listPageSize <= 0 {
 		errs = append(errs, fmt.Errorf("cache: list page size must be positive, got %d", c.listPageSize))
+	}
+	if c.relistWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("cache: relist workers must be positive, got %d", c.relistWorkers))
 	}
 	if c.log == nil {
 		errs = append(errs, errors.New("cache: nil logger"))
@@ -128,6 +136,10 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 // withListPageSize sets the page size of the cache's own lists; tests use
 // it to cross page boundaries with few objects.
 func withListPageSize(n int64) Option { return func(c *config) { c.listPageSize = n } }
+
+// withRelistWorkers sets how many goroutines build a listed page's items;
+// benchmarks compare one with several.
+func withRelistWorkers(n int) Option { return func(c *config) { c.relistWorkers = n } }
 
 // withMaxBatch sets how many events one Next returns at most; tests use it
 // to split initial events into many batches.

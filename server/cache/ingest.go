@@ -70,28 +70,34 @@ func (c *Cache[O]) ingest(ctx context.Context) {
 func (c *Cache[O]) relist(ctx context.Context) error {
 	next := newTree[O]()
 	corrupt := make(map[string]*storage.Error)
-	opts := storage.ListOptions{Limit: c.cfg.listPageSize}
 	var rev int64
-	for {
-		list, err := c.src.GetList(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list: %w", err)
+	listCtx, stopListing := context.WithCancel(ctx)
+	defer stopListing()
+	p := listPages(listCtx, c.src.GetList, c.cfg.listPageSize)
+	var buildErr error
+	for list := range p.ch {
+		if buildErr != nil {
+			continue // draining: the lister has been told to stop
 		}
 		rev = list.ResourceVersion
-		for _, obj := range list.Items {
-			it, err := c.newItem(obj, watch.Added)
-			if err != nil {
-				return err
-			}
+		items, err := c.buildItems(list.Items, c.cfg.relistWorkers)
+		if err != nil {
+			buildErr = err
+			stopListing()
+			continue
+		}
+		for _, it := range items {
 			next.ReplaceOrInsert(it)
 		}
 		for _, se := range list.Corrupt {
 			corrupt[se.Key] = se
 		}
-		if list.Continue == "" {
-			break
-		}
-		opts.Continue = list.Continue
+	}
+	if buildErr != nil {
+		return buildErr
+	}
+	if p.err != nil {
+		return p.err
 	}
 
 	perNS := make(map[string]int64)
