@@ -294,7 +294,7 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shared{tc: tc, schemas: patch.NewSchemas(r.openAPI), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}, writers: endpoints.NewWriters()}
+	sh := shared{tc: tc, schemas: r.patchSchemas(), versions: versions, namespaces: r.namespaceLifecycle(), readers: hookReaders{}, writers: endpoints.NewWriters()}
 	var namespaces k8sadmission.MutationInterface = b.Namespaces
 	if namespaces == nil && sh.namespaces != nil {
 		namespaces = sh.namespaces
@@ -319,6 +319,19 @@ func (r *Registry) Build(ctx context.Context, b Backend) (*Served, error) {
 	}
 	out.stored = nil
 	return out, nil
+}
+
+// patchSchemas are the definitions strategic merge patch reads: those of
+// the registered kinds and what they refer to, as patch.Meta looks up a
+// kind's own definition only and follows its refs from there. Every
+// resource's handler holds them for the life of the server, so they are
+// reachableDefinitions', not the whole of r's.
+func (r *Registry) patchSchemas() *patch.Schemas {
+	kinds := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		kinds[i] = e.Info.OpenAPIName
+	}
+	return patch.NewSchemas(reachableDefinitions(r.openAPI, kinds))
 }
 
 // versions groups the registered resources by kind: the versions of each
