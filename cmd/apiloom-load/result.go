@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,8 @@ type result struct {
 	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
 	// Admission is the admission scenario's rounds.
 	Admission *admissionResult `json:"admission,omitempty"`
+	// Scale is the scale scenario's steps.
+	Scale *scaleResult `json:"scale,omitempty"`
 	// Failures names scenarios that could not run, with why.
 	Failures map[string]string `json:"failures,omitempty"`
 }
@@ -72,7 +75,13 @@ func readResult(path string) (*result, error) {
 // violations lists what a correct server must never do and this run saw.
 func (r *result) violations() []string {
 	var v []string
-	for _, f := range r.Fanout {
+	fanout := slices.Clone(r.Fanout)
+	if r.Scale != nil {
+		for _, st := range r.Scale.Steps {
+			fanout = append(fanout, st.Fanout...)
+		}
+	}
+	for _, f := range fanout {
 		e := f.Events
 		if e.Missing != 0 || e.Duplicates != 0 || e.OutOfOrder != 0 || e.Unexpected != 0 {
 			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", f.round().name(), e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
@@ -166,6 +175,11 @@ func (r *result) print(w io.Writer) {
 	}
 	if a := r.Admission; a != nil {
 		for _, line := range admissionRows(a) {
+			row(line[0], "%s", line[1])
+		}
+	}
+	if sc := r.Scale; sc != nil {
+		for _, line := range scaleRows(sc) {
 			row(line[0], "%s", line[1])
 		}
 	}
