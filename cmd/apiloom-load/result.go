@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,19 +74,29 @@ func readResult(path string) (*result, error) {
 // violations lists what a correct server must never do and this run saw.
 func (r *result) violations() []string {
 	var v []string
-	fanout := slices.Clone(r.Fanout)
+	type namedRound struct {
+		name string
+		f    *fanoutResult
+	}
+	var fanout []namedRound
+	for i := range r.Fanout {
+		fanout = append(fanout, namedRound{r.Fanout[i].round().name(), &r.Fanout[i]})
+	}
 	if r.Scale != nil {
-		for _, st := range r.Scale.Steps {
-			fanout = append(fanout, st.Fanout...)
+		for i := range r.Scale.Steps {
+			st := &r.Scale.Steps[i]
+			for j := range st.Fanout {
+				fanout = append(fanout, namedRound{st.name() + " " + st.Fanout[j].round().name(), &st.Fanout[j]})
+			}
 		}
 	}
-	for _, f := range fanout {
-		e := f.Events
+	for _, nf := range fanout {
+		e, f := nf.f.Events, nf.f
 		if e.Missing != 0 || e.Duplicates != 0 || e.OutOfOrder != 0 || e.Unexpected != 0 {
-			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", f.round().name(), e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
+			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", nf.name, e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
 		}
 		if f.Dropped != 0 {
-			v = append(v, fmt.Sprintf("%s: %d watchers dropped", f.round().name(), f.Dropped))
+			v = append(v, fmt.Sprintf("%s: %d watchers dropped", nf.name, f.Dropped))
 		}
 	}
 	if i := r.Idle; i != nil && (i.Dropped != 0 || i.MarkerSawAfterHold != int64(i.Watchers)) {

@@ -241,3 +241,17 @@ func TestScaleRows(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleViolations: a scale step's fan-out round that lost events is
+// a violation named by its step.
+func TestScaleViolations(t *testing.T) {
+	r := scaleRun("apiloom", 1, 1000, 3000)
+	if v := r.violations(); len(v) != 0 {
+		t.Fatalf("violations of a clean run = %v", v)
+	}
+	r.Scale.Steps[1].Fanout[0].Events.Missing = 2
+	v := r.violations()
+	if len(v) != 1 || !strings.HasPrefix(v[0], "scale 3000 fanout 100 h2: missing 2") {
+		t.Fatalf("violations = %q", v)
+	}
+}
