@@ -28,6 +28,22 @@
 #                                # --etcd-servers at a kine on a free loopback port, with kine's
 #                                # defaults; the CPU figures are apiloom's, kine's and postgres's
 #                                # (postmaster and its backends), each
+#   SCENARIOS=scale SCALE_OBJECTS="10000 100000 1000000" hack/load.sh
+#                                # issue 39: the list scenario's objects grown step by step
+#                                # (each step creates only the difference, LIST_CREATORS at
+#                                # once) and measured at each count: creates/s, RSS (each
+#                                # process and summed), heap in use, the etcd db file, LISTs
+#                                # (RV=0, consistent, paged), GETs, informer syncs
+#                                # (SCALE_INFORMER_FORMATS, default "json protobuf"), the
+#                                # FANOUT_WATCHERS fan-out round, and a restart: the server
+#                                # stopped and started again on the same data dir and port
+#                                # (by this script's scale_stop_*/scale_start_* functions,
+#                                # which the load tool runs) and timed until /readyz is 200 and
+#                                # until a LIST RV=0 returns every object. PEER=1 adds the
+#                                # kube-apiserver peer (its etcd's db and RSS counted too); the
+#                                # run is bounded by LOAD_TIMEOUT (default 6h with scale, else
+#                                # 15m). One row per (figure, count) in the summary, a column
+#                                # per target; OUT/charts/scale-*.png against object count.
 #
 # Sizes (environment): FANOUT_WATCHERS (several counts, e.g. "100 1000 10000", are a fan-out
 # round each, charted as latency against watchers) FANOUT_TRANSPORTS (default "h2"; "h2 http1"
@@ -67,6 +83,11 @@ root=$(pwd)
 : "${FLOOR_PUTS:=0}" "${INFORMER_OBJECTS:=$LIST_OBJECTS}" "${INFORMER_FORMATS:=json cbor protobuf}" "${INFORMER_REPEATS:=3}"
 : "${ADMISSION_CREATES:=3000}" "${ADMISSION_CREATORS:=8}" "${ADMISSION_ROUNDS:=none policy-1 policies-10 webhook-1}" "${ADMISSION_REPEATS:=1}"
 : "${SCENARIOS:=baseline fanout idle list floor informer apf}"
+: "${SCALE_OBJECTS:=10000 100000 1000000}" "${SCALE_INFORMER_FORMATS:=json protobuf}"
+if [[ -z ${LOAD_TIMEOUT:-} ]]; then
+  LOAD_TIMEOUT=15m
+  [[ " $SCENARIOS " == *" scale "* ]] && LOAD_TIMEOUT=6h
+fi
 # apf (issue 37): test/apfload starts its own two servers, API Priority and Fairness on and
 # off, after the targets; APF_OBJECTS APF_NOISY APF_SECONDS size it (10000, 200, 30).
 : "${APF_OBJECTS:=10000}" "${APF_NOISY:=200}" "${APF_SECONDS:=30}"
@@ -127,7 +148,8 @@ if [[ " $TARGETS " == *" apiloom-kine-"* ]]; then
   source hack/lib/postgres.sh
 fi
 
-started=()   # "apiloom PID", "kine PID", "postgres" or "peer DIR", for cleanup
+started=()   # "apiloom PID", "pidfile FILE", "kine PID", "postgres" or "peer DIR", for cleanup
+scale_flags=()
 cleanup() {
   local i
   # Last started first: apiloom before the kine it uses, kine before its
@@ -136,19 +158,78 @@ cleanup() {
     set -- ${started[i]}
     case $1 in
       apiloom | kine) kill "$2" 2>/dev/null && wait "$2" 2>/dev/null || true ;;
+      # A server the scale scenario restarted is no child of this shell.
+      pidfile) [[ -f $2 ]] && stop_pid "$(cat "$2")" ;;
       postgres) pg_teardown; PG_DIR= ;;
-      peer)
-        "$PEER_SCRIPT" stop "$2" || true
-        # stop only signals; wait so that the next run finds its ports free
-        for f in "$2"/kube-apiserver.pid "$2"/etcd.pid; do
-          [[ -f $f ]] || continue
-          for _ in $(seq 300); do kill -0 "$(cat "$f")" 2>/dev/null || break; sleep 0.1; done
-        done ;;
+      peer) scale_stop_peer "$PEER_SCRIPT" "$2" ;;
     esac
   done
   started=()
 }
 trap cleanup EXIT
+
+# stop_pid PID: SIGTERM, then SIGKILL after a minute; returns once it is gone.
+stop_pid() {
+  kill "$1" 2>/dev/null || return 0
+  for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null || true
+}
+
+# The scale scenario's restart hooks: apiloom-load runs them with bash
+# (hence export -f), stop first, then start, which must print the new
+# --pid PIDs on its last line once the processes are started.
+#
+# scale_stop_apiloom DIR: stops the apiloom whose PID is DIR/server.pid.
+scale_stop_apiloom() { stop_pid "$(cat "$1/server.pid")"; }
+
+# scale_start_apiloom DIR [PID...]: starts apiloom again with the command
+# line it was first started with (DIR/start.cmd) on the port it had, so
+# that every kubeconfig of it stays valid; prints its PID and the PIDs
+# given (processes that kept running: kine).
+scale_start_apiloom() {
+  local dir=$1 port pid; shift
+  port=$(grep -o 'server: https://127.0.0.1:[0-9]*' "$dir/kubeconfig" | grep -o '[0-9]*$')
+  [[ -n $port ]] || { echo "no port in $dir/kubeconfig" >&2; return 1; }
+  rm -f "$dir/kubeconfig"
+  # exec: the background job's PID is apiloom's, not a subshell's.
+  eval "exec $(cat "$dir/start.cmd") --secure-port $port" >>"$dir/server.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$dir/server.pid"
+  for _ in $(seq 600); do
+    [[ -s $dir/kubeconfig ]] && { echo "$pid" "$@"; return 0; }
+    kill -0 "$pid" 2>/dev/null || { echo "apiloom exited on restart:" >&2; tail -20 "$dir/server.log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "apiloom: no kubeconfig 60s after restart" >&2; return 1
+}
+
+# scale_stop_peer SCRIPT DIR: stops the peer; the script only signals, so
+# wait until both processes are gone and the ports free.
+scale_stop_peer() {
+  "$1" stop "$2" || true
+  for f in "$2"/kube-apiserver.pid "$2"/etcd.pid; do
+    [[ -f $f ]] || continue
+    for _ in $(seq 300); do kill -0 "$(cat "$f")" 2>/dev/null || break; sleep 0.1; done
+  done
+}
+
+# scale_start_peer SCRIPT DIR PORT: starts the peer again on its data, in
+# the background (the script itself waits for /readyz, which the load tool
+# times), and prints kube-apiserver's and etcd's PIDs once both are
+# written.
+scale_start_peer() {
+  local script=$1 dir=$2 port=$3
+  rm -f "$dir/kube-apiserver.pid" "$dir/etcd.pid"
+  "$script" start "$dir" "$port" >>"$dir/restart.log" 2>&1 &
+  for _ in $(seq 600); do
+    if [[ -s $dir/kube-apiserver.pid && -s $dir/etcd.pid ]]; then
+      echo "$(cat "$dir/kube-apiserver.pid") $(cat "$dir/etcd.pid")"; return 0
+    fi
+    sleep 0.1
+  done
+  echo "kube-apiserver: no PID files 60s after restart; see $dir/restart.log" >&2; return 1
+}
+export -f stop_pid scale_stop_apiloom scale_start_apiloom scale_stop_peer scale_start_peer
 
 # shellcheck disable=SC2086 # FANOUT_WATCHERS, FANOUT_TRANSPORTS, INFORMER_OBJECTS and INFORMER_FORMATS are word lists
 load_flags=(--fanout-watchers "$(echo $FANOUT_WATCHERS | tr ' ' ,)" --fanout-transports "$(echo $FANOUT_TRANSPORTS | tr ' ' ,)" --fanout-rate "$FANOUT_RATE" --fanout-duration "$FANOUT_DURATION"
@@ -156,7 +237,9 @@ load_flags=(--fanout-watchers "$(echo $FANOUT_WATCHERS | tr ' ' ,)" --fanout-tra
   --list-creators "$LIST_CREATORS" --list-page-size "$LIST_PAGE_SIZE" --get-requests "$GET_REQUESTS" --list-compression="$LIST_COMPRESSION"
   --informer-objects "$(echo $INFORMER_OBJECTS | tr ' ' ,)" --informer-formats "$(echo $INFORMER_FORMATS | tr ' ' ,)"
   --informer-repeats "$INFORMER_REPEATS" --floor-puts "$FLOOR_PUTS"
-  --admission-creates "$ADMISSION_CREATES" --admission-creators "$ADMISSION_CREATORS")
+  --admission-creates "$ADMISSION_CREATES" --admission-creators "$ADMISSION_CREATORS"
+  --scale-objects "$(echo $SCALE_OBJECTS | tr ' ' ,)" --scale-informer-formats "$(echo $SCALE_INFORMER_FORMATS | tr ' ' ,)"
+  --timeout "$LOAD_TIMEOUT")
 
 # start_apiloom NAME [FLAGS...]: sets kubeconfig and pids.
 start_apiloom() { start_apiloom_bin "$apiloom_bin" "$@"; }
@@ -167,10 +250,17 @@ start_apiloom_bin() {
   local dir=$OUT/$name
   rm -rf "$dir"; mkdir -p "$dir"
   # shellcheck disable=SC2086 # APILOOM_FLAGS is a word list
-  APILOOM_PPROF_ADDR=$([[ $PROFILE == 1 ]] && echo "127.0.0.1:$PPROF_PORT") \
-    "$bin" --data-dir "$dir" --secure-port 0 "$@" ${APILOOM_FLAGS:-} >"$dir/server.log" 2>&1 &
+  local cmd=(env APILOOM_PPROF_ADDR="$([[ $PROFILE == 1 ]] && echo "127.0.0.1:$PPROF_PORT")"
+    "$(realpath "$bin")" --data-dir "$dir" --secure-port 0 "$@" ${APILOOM_FLAGS:-})
+  "${cmd[@]}" >"$dir/server.log" 2>&1 &
   local pid=$!
-  started+=("apiloom $pid")
+  started+=("apiloom $pid" "pidfile $dir/server.pid")
+  # For the scale scenario's restart: the command line, and the PID of
+  # whichever process is the server now.
+  printf '%q ' "${cmd[@]}" >"$dir/start.cmd"
+  echo "$pid" >"$dir/server.pid"
+  scale_flags=(--scale-stop "scale_stop_apiloom $(printf %q "$dir")" --scale-start "scale_start_apiloom $(printf %q "$dir")"
+    --scale-etcd-db "$dir/etcd/member/snap/db")
   for _ in $(seq 300); do
     [[ -s $dir/kubeconfig ]] && break
     kill -0 "$pid" 2>/dev/null || { echo "$name exited:"; tail -20 "$dir/server.log"; return 1; }
@@ -287,6 +377,10 @@ start_kine() {
   ss -ltn | awk '{print $4}' | grep -qx "127.0.0.1:$port" || { echo "$name: kine not listening after 30s"; return 1; }
   start_apiloom "$name" --etcd-servers "http://127.0.0.1:$port" || return 1
   pids+=(--pid "$kpid") pid_names+=,kine
+  # A restart restarts apiloom only; kine keeps running. The storage file
+  # is SQLite's (kine's default ./db/state.db); PostgreSQL's has none.
+  scale_flags=(--scale-stop "${scale_flags[1]}" --scale-start "${scale_flags[3]} $kpid" --scale-etcd-db "$dir/db/state.db")
+  [[ $db == postgres ]] && scale_flags=("${scale_flags[@]:0:4}")
   if [[ $db == postgres ]]; then
     # The postmaster and the backend it forks for each of kine's connections.
     pids+=(--pid-tree "$(head -1 "$PG_DIR/data/postmaster.pid")") pid_names+=,postgres
@@ -299,6 +393,9 @@ start_peer() {
   started+=("peer $dir")
   kubeconfig=$("$PEER_SCRIPT" start "$dir" "$port" | tail -1) || { echo "kube-apiserver did not start; see $dir/*.log"; return 1; }
   pids=(--pid "$(cat "$dir/kube-apiserver.pid")" --pid "$(cat "$dir/etcd.pid")") pid_names=kube-apiserver,etcd
+  scale_flags=(--scale-stop "scale_stop_peer $(printf %q "$PEER_SCRIPT") $(printf %q "$dir")"
+    --scale-start "scale_start_peer $(printf %q "$PEER_SCRIPT") $(printf %q "$dir") $port"
+    --scale-etcd-db "$dir/etcd-data/member/snap/db")
   # Its etcd's client URL: the peer script puts etcd on port+10.
   etcd_endpoint=http://127.0.0.1:$((port + 10))
   case $PEER_KIND in
@@ -361,7 +458,7 @@ for target in $TARGETS; do
     cleanup; continue
   fi
   if bin/apiloom-load --kubeconfig "$kubeconfig" "${pids[@]}" --pid-names "$pid_names" --label "$target" --out "$OUT/$target.json" "${self_profile[@]}" \
-    "${load_flags[@]}" --admission-rounds "$admission_rounds" "${target_flags[@]}" "${floor_flags[@]}" "${scenarios[@]}" 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
+    "${load_flags[@]}" --admission-rounds "$admission_rounds" "${target_flags[@]}" "${floor_flags[@]}" "${scale_flags[@]}" "${scenarios[@]}" 2>&1 | tee "$OUT/$target.log"; then :; else status=1; fi
   [[ -s $OUT/$target.json ]] && results+=("$OUT/$target.json")
   cleanup
 done

@@ -32,12 +32,12 @@ type chart struct {
 }
 
 // charts are the files the charts subcommand can write.
-var charts = []chart{
+var charts = append([]chart{
 	{"throughput.png", throughputChart},
 	{"list-times.png", listTimesChart},
 	{"fanout-latency.png", fanoutChart},
 	{"informer-sync.png", informerChart},
-}
+}, scaleCharts...)
 
 // Size of every chart.
 const chartWidth, chartHeight = 8 * vg.Inch, 5 * vg.Inch

@@ -184,7 +184,7 @@ func compareTable(w io.Writer, runs []*result) {
 	// Names are padded to one width so that they read left-aligned in a
 	// right-aligned table.
 	width := len("metric")
-	metrics := slices.Concat(fanoutMetrics(runs), comparisonMetrics, informerMetrics(runs), admissionMetrics(runs))
+	metrics := slices.Concat(fanoutMetrics(runs), comparisonMetrics, informerMetrics(runs), admissionMetrics(runs), scaleMetrics(runs))
 	for _, m := range metrics {
 		width = max(width, len([]rune(m.name)))
 	}

@@ -66,6 +66,19 @@
 //     admission) is recorded as failed. Creates/s and server CPU per create
 //     of each round, with ratios to the first; the policies, webhook and
 //     objects are removed afterwards.
+//   - scale: the list scenario's objects grown to each --scale-objects
+//     count in turn (each step creates only the difference, with
+//     --list-creators clients) and measured there: creates/s of the step,
+//     RSS of the --pid processes (each and summed) and heap in use
+//     (go_memstats_heap_inuse_bytes) once the creates are done, the size
+//     of --scale-etcd-db, the three LISTs and the GETs of the list
+//     scenario, informer syncs (--scale-informer-formats, watch-list off
+//     and on), the fan-out rounds, and a restart: the --scale-stop
+//     command, then the --scale-start command (whose last line of output
+//     is the new --pid PIDs), timed from the start until /readyz is 200
+//     and until a LIST with resourceVersion=0 returns every object, with
+//     RSS and heap once it does. The script that owns the server's
+//     processes (hack/load.sh) supplies both commands.
 //   - baseline: what the machine itself charges for the work a server must
 //     do per event: a 1 KiB loopback write (plain and TLS) and encoding a
 //     1 KiB object, so CPU per event can be read as a ratio.
@@ -74,7 +87,8 @@
 // throughput (with the floor's puts/s), LIST times, fan-out latency
 // (against watchers when a label's rounds, in one file or several, have
 // several watcher counts) and informer sync (against objects when several
-// counts were synced); only those whose data exists.
+// counts were synced), and the scale scenario's figures against object
+// count, a line per target; only those whose data exists.
 //
 // Watches are raw HTTP/2 streams over client-go's transport (its TLS, auth
 // and HTTP/2 set-up), spread over ceil(N/streams-per-conn) connections

@@ -165,13 +165,11 @@ func (res *listResult) timeLists(ctx context.Context, c *config, t *target, s *s
 			// Items from a consistent LIST: one with resourceVersion=0
 			// may be a little behind the last patch.
 			if i == 1 && res.Items == 0 {
-				var l struct {
-					Items []struct{} `json:"items"`
+				items, err := countItems(body)
+				if err != nil {
+					return err
 				}
-				if err := jsonAPI.Unmarshal(body, &l); err != nil {
-					return fmt.Errorf("decode list: %w", err)
-				}
-				res.Items, res.Compressed = len(l.Items), compressed
+				res.Items, res.Compressed = items, compressed
 				res.Bytes = len(body)
 			}
 		case 2:

@@ -37,7 +37,7 @@ func runMain() int {
 	c := defaultConfig()
 	fs := pflag.NewFlagSet("apiloom-load", pflag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: apiloom-load [flags] fanout|idle|list|floor|informer|baseline|stalled|rapidreset|admission...\n       apiloom-load compare FILE.json...\n       apiloom-load charts --out DIR [LABEL=]FILE.json...\n\n")
+		fmt.Fprintf(os.Stderr, "usage: apiloom-load [flags] fanout|idle|list|floor|informer|baseline|stalled|rapidreset|admission|scale...\n       apiloom-load compare FILE.json...\n       apiloom-load charts --out DIR [LABEL=]FILE.json...\n\n")
 		fs.PrintDefaults()
 	}
 	c.addFlags(fs)

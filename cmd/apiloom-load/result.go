@@ -36,6 +36,8 @@ type result struct {
 	RapidReset *rapidResetResult `json:"rapidReset,omitempty"`
 	// Admission is the admission scenario's rounds.
 	Admission *admissionResult `json:"admission,omitempty"`
+	// Scale is the scale scenario's steps.
+	Scale *scaleResult `json:"scale,omitempty"`
 	// Failures names scenarios that could not run, with why.
 	Failures map[string]string `json:"failures,omitempty"`
 }
@@ -72,13 +74,29 @@ func readResult(path string) (*result, error) {
 // violations lists what a correct server must never do and this run saw.
 func (r *result) violations() []string {
 	var v []string
-	for _, f := range r.Fanout {
-		e := f.Events
+	type namedRound struct {
+		name string
+		f    *fanoutResult
+	}
+	var fanout []namedRound
+	for i := range r.Fanout {
+		fanout = append(fanout, namedRound{r.Fanout[i].round().name(), &r.Fanout[i]})
+	}
+	if r.Scale != nil {
+		for i := range r.Scale.Steps {
+			st := &r.Scale.Steps[i]
+			for j := range st.Fanout {
+				fanout = append(fanout, namedRound{st.name() + " " + st.Fanout[j].round().name(), &st.Fanout[j]})
+			}
+		}
+	}
+	for _, nf := range fanout {
+		e, f := nf.f.Events, nf.f
 		if e.Missing != 0 || e.Duplicates != 0 || e.OutOfOrder != 0 || e.Unexpected != 0 {
-			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", f.round().name(), e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
+			v = append(v, fmt.Sprintf("%s: missing %d, duplicates %d, out of order %d, unexpected %d", nf.name, e.Missing, e.Duplicates, e.OutOfOrder, e.Unexpected))
 		}
 		if f.Dropped != 0 {
-			v = append(v, fmt.Sprintf("%s: %d watchers dropped", f.round().name(), f.Dropped))
+			v = append(v, fmt.Sprintf("%s: %d watchers dropped", nf.name, f.Dropped))
 		}
 	}
 	if i := r.Idle; i != nil && (i.Dropped != 0 || i.MarkerSawAfterHold != int64(i.Watchers)) {
@@ -166,6 +184,11 @@ func (r *result) print(w io.Writer) {
 	}
 	if a := r.Admission; a != nil {
 		for _, line := range admissionRows(a) {
+			row(line[0], "%s", line[1])
+		}
+	}
+	if sc := r.Scale; sc != nil {
+		for _, line := range scaleRows(sc) {
 			row(line[0], "%s", line[1])
 		}
 	}

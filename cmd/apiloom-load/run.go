@@ -15,7 +15,7 @@ func stderrLog(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true, "floor": true, "admission": true}
+var knownScenarios = map[string]bool{"baseline": true, "fanout": true, "idle": true, "list": true, "informer": true, "stalled": true, "rapidreset": true, "floor": true, "admission": true, "scale": true}
 
 // run runs the named scenarios in order against the target. A scenario
 // that fails is recorded in the result and the others still run; only a
@@ -114,6 +114,15 @@ func run(ctx context.Context, c *config, scenarios []string, logf logFunc) (*res
 				for _, round := range r.Admission.Rounds {
 					if round.Error != "" {
 						record("admission "+round.Name, round.Error) // logged as it happened
+					}
+				}
+			}
+		case "scale":
+			r.Scale, t, s, err = runScale(ctx, c, t, objs, s, logf)
+			if r.Scale != nil {
+				for _, st := range r.Scale.Steps {
+					for part, why := range st.Errors {
+						record(st.name()+" "+part, why) // logged as it happened
 					}
 				}
 			}

@@ -17,10 +17,12 @@ import (
 // goroutines.
 type serverSample struct {
 	At time.Time
-	// CPU and RSSKiB add up the --pid processes; PerProcessCPU is each.
-	CPU           time.Duration
-	RSSKiB        int64
-	PerProcessCPU []time.Duration
+	// CPU and RSSKiB add up the --pid processes; PerProcessCPU and
+	// PerProcessRSSKiB are each.
+	CPU              time.Duration
+	RSSKiB           int64
+	PerProcessCPU    []time.Duration
+	PerProcessRSSKiB []int64
 	// HeapInuse and Goroutines come from /metrics; 0 if unavailable.
 	HeapInuse  int64
 	Goroutines int64
@@ -53,6 +55,7 @@ func (s *sampler) sample(ctx context.Context) serverSample {
 			out.CPU, out.RSSKiB = sum.CPU, sum.RSSKiB
 			for _, e := range each {
 				out.PerProcessCPU = append(out.PerProcessCPU, e.CPU)
+				out.PerProcessRSSKiB = append(out.PerProcessRSSKiB, e.RSSKiB)
 			}
 		}
 	}

@@ -144,7 +144,12 @@ func stalledWriter(ctx context.Context, c *config, t *target, writes *atomic.Int
 // createMissing creates the objects prefix-000000... that do not exist
 // yet, with creators concurrent creates, and returns how many it created.
 func createMissing(ctx context.Context, t *target, objs *objectFactory, prefix string, n, creators int) (int64, error) {
-	return eachObject(ctx, prefix, n, creators, "create", func(name string) (bool, error) {
+	return createMissingFrom(ctx, t, objs, prefix, 0, n, creators)
+}
+
+// createMissingFrom is createMissing over the objects from .. n-1 only.
+func createMissingFrom(ctx context.Context, t *target, objs *objectFactory, prefix string, from, n, creators int) (int64, error) {
+	return eachObjectFrom(ctx, prefix, from, n, creators, "create", func(name string) (bool, error) {
 		_, err := t.writer.Create(ctx, objs.object(name, prefix), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return false, nil
@@ -157,7 +162,15 @@ func createMissing(ctx context.Context, t *target, objs *objectFactory, prefix s
 // goroutines, until all are done or ctx ends, and returns how many calls
 // counted. The first error is returned, named by verb; the others go on.
 func eachObject(ctx context.Context, prefix string, n, workers int, verb string, do func(name string) (counted bool, err error)) (int64, error) {
+	return eachObjectFrom(ctx, prefix, 0, n, workers, verb, do)
+}
+
+// eachObjectFrom is eachObject over the objects from .. n-1 only: the
+// scale scenario adds each step's objects without visiting the ones the
+// steps before made.
+func eachObjectFrom(ctx context.Context, prefix string, from, n, workers int, verb string, do func(name string) (counted bool, err error)) (int64, error) {
 	var next, counted atomic.Int64
+	next.Store(int64(from))
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	for range workers {
