@@ -13,6 +13,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
+// DefaultEmbeddedQuotaBytes is the embedded etcd's space quota when
+// none is given (8 GiB; an external etcd keeps its own, 2 GiB by default).
+// It is the largest etcd suggests (it warns above it) and MicroShift's
+// default for its single-node etcd. etcd's 2 GiB fails a user at about
+// QUOTA_FIGURES. A quota is a ceiling, not an allocation: the file
+// grows only as data does, and on a disk too small for the quota the disk
+// guard refuses writes (507) before the disk fills.
+const DefaultEmbeddedQuotaBytes = 8 << 30
+
 // quotaRecoveryInterval is how often the recovery looks again while the
 // NOSPACE alarm is raised. Each look is an alarm list and a status call
 // (and a compaction when deletes moved the revision), all cheap.
@@ -41,6 +50,7 @@ type quotaRecovery struct {
 	interval time.Duration
 	wake     chan struct{} // buffered (1): NOSPACE seen; notify sends, Run receives
 	steps    *prometheus.CounterVec
+	defrag   *compactionDefrag // nil: no defragmentation after compactions
 
 	// Owned by the goroutine calling Run (or step, in tests).
 	attempted int64 // revision of the last compaction and defragmentation
@@ -77,9 +87,15 @@ func (r *quotaRecovery) notify() {
 	}
 }
 
-// Run recovers from NOSPACE alarms until ctx ends.
+// Run recovers from NOSPACE alarms, and defragments after compactions
+// when r.defrag is set, until ctx ends. One goroutine does both, so that
+// two defragmentations never run at once.
 func (r *quotaRecovery) Run(ctx context.Context) {
 	active := true // an alarm raised before a restart is still raised
+	var compacted <-chan struct{}
+	if r.defrag != nil {
+		compacted = r.defrag.compacted
+	}
 	for {
 		if active {
 			done, err := r.step(ctx)
@@ -98,6 +114,13 @@ func (r *quotaRecovery) Run(ctx context.Context) {
 		case <-r.wake:
 			active = true
 		case <-retry:
+		case <-compacted:
+			if active {
+				continue // the recovery compacts and defragments itself
+			}
+			if _, err := r.defrag.check(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("defragmenting the embedded etcd after a compaction failed; looking again after the next one", "error", err)
+			}
 		}
 	}
 }
