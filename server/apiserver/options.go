@@ -302,7 +302,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.EtcdQuotaBackendBytes, "etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
 		"embedded etcd only: space quota of its database; past it writes fail with 507 (deletes still work) and the server compacts, "+
 			"defragments and disarms etcd's NOSPACE alarm by itself once objects are deleted; 0: 8 GiB, the most etcd suggests "+
-			"(etcd's own default, 2 GiB, holds about a million 1.5 KiB objects with their history); the disk guard protects smaller disks")
+			"(etcd's own default, 2 GiB, holds about a million 1.5 KiB objects and no history); the disk guard protects smaller disks")
 	fs.Int64Var(&o.EtcdDefragReclaimableBytes, "etcd-defrag-reclaimable-bytes", o.EtcdDefragReclaimableBytes,
 		"embedded etcd only: after a compaction, defragment its database once at least this many bytes of its file are free pages "+
 			"(and --etcd-defrag-reclaimable-percent of it), giving them back to the disk; writes wait while it copies what is in use")
