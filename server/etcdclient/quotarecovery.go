@@ -120,11 +120,11 @@ func (r *quotaRecovery) Run(ctx context.Context) {
 			active = true
 		case <-retry:
 		case <-compacted:
-			if active {
-				continue // the recovery compacts and defragments itself
-			}
-			if _, err := r.defrag.check(ctx); err != nil && ctx.Err() == nil {
-				r.log.Warn("defragmenting the embedded etcd after a compaction failed; looking again after the next one", "error", err)
+			// Under the alarm the recovery compacts and defragments itself.
+			if !active {
+				if _, err := r.defrag.check(ctx); err != nil && ctx.Err() == nil {
+					r.log.Warn("defragmenting the embedded etcd after a compaction failed; looking again after the next one", "error", err)
+				}
 			}
 		}
 	}
