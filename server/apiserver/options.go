@@ -41,8 +41,15 @@ type Options struct {
 	EtcdPrefix string
 	// EtcdQuotaBackendBytes is the embedded etcd's space quota: past it,
 	// etcd raises its NOSPACE alarm and refuses writes (deletes still
-	// work) until objects are deleted. 0 means etcd's default, 2 GiB.
+	// work) until objects are deleted. 0 means
+	// etcdclient.DefaultEmbeddedQuotaBytes, 8 GiB.
 	EtcdQuotaBackendBytes int64
+	// EtcdDefragReclaimableBytes and EtcdDefragReclaimablePercent: after
+	// a compaction the embedded etcd is defragmented when at least this
+	// many bytes, and this share, of its file are free pages. Percent 0
+	// never defragments after compactions.
+	EtcdDefragReclaimableBytes   int64
+	EtcdDefragReclaimablePercent int
 	// EtcdMinFreeDiskBytes is how much free space the embedded etcd's disk
 	// keeps: below it writes are refused with 507 before etcd could fail
 	// to commit them (which would end the process). 0 disables the guard.
@@ -277,6 +284,10 @@ func DefaultOptions() Options {
 		APFOptions:               defaultAPFOptions(),
 		Audit:                    defaultAuditOptions(),
 		TokenAuthn:               defaultTokenAuthnOptions(),
+
+		// MicroShift's, for its single-node etcd (etcdclient says why).
+		EtcdDefragReclaimableBytes:   etcdclient.DefaultDefragReclaimableBytes,
+		EtcdDefragReclaimablePercent: etcdclient.DefaultDefragReclaimablePercent,
 	}
 }
 
@@ -290,7 +301,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "etcd key prefix for all objects")
 	fs.Int64Var(&o.EtcdQuotaBackendBytes, "etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
 		"embedded etcd only: space quota of its database; past it writes fail with 507 (deletes still work) and the server compacts, "+
-			"defragments and disarms etcd's NOSPACE alarm by itself once objects are deleted; 0: etcd's default, 2 GiB (etcd warns above 8 GiB)")
+			"defragments and disarms etcd's NOSPACE alarm by itself once objects are deleted; 0: 8 GiB, the most etcd suggests "+
+			"(etcd's own default, 2 GiB, holds about a million 1.5 KiB objects and no history); the disk guard protects smaller disks")
+	fs.Int64Var(&o.EtcdDefragReclaimableBytes, "etcd-defrag-reclaimable-bytes", o.EtcdDefragReclaimableBytes,
+		"embedded etcd only: after a compaction, defragment its database once at least this many bytes of its file are free pages "+
+			"(and --etcd-defrag-reclaimable-percent of it), giving them back to the disk; writes wait while it copies what is in use")
+	fs.IntVar(&o.EtcdDefragReclaimablePercent, "etcd-defrag-reclaimable-percent", o.EtcdDefragReclaimablePercent,
+		"embedded etcd only: after a compaction, defragment its database once at least this share of its file, in percent, is free pages "+
+			"(and --etcd-defrag-reclaimable-bytes); 0: never after compactions (the NOSPACE recovery still defragments)")
 	fs.Int64Var(&o.EtcdMinFreeDiskBytes, "etcd-min-free-disk-bytes", o.EtcdMinFreeDiskBytes,
 		"embedded etcd only: free space to keep on the disk holding its data; below it writes fail with 507 and compaction pauses "+
 			"(reads keep working) until a quarter more than this is free again; at start, below it the server serves read-only, and "+
@@ -427,6 +445,12 @@ func (o *Options) Validate() error {
 	if o.EtcdQuotaBackendBytes != 0 && len(o.EtcdServers) > 0 {
 		errs = append(errs, errors.New("--etcd-quota-backend-bytes applies to the embedded etcd only; set --quota-backend-bytes on the external etcd"))
 	}
+	if o.EtcdDefragReclaimableBytes < 0 {
+		errs = append(errs, errors.New("--etcd-defrag-reclaimable-bytes must not be negative"))
+	}
+	if o.EtcdDefragReclaimablePercent < 0 || o.EtcdDefragReclaimablePercent > 100 {
+		errs = append(errs, fmt.Errorf("--etcd-defrag-reclaimable-percent %d must be between 0 (off) and 100", o.EtcdDefragReclaimablePercent))
+	}
 	if o.EtcdMinFreeDiskBytes != 0 && o.EtcdMinFreeDiskBytes < etcdclient.MinMinFreeDiskBytes {
 		errs = append(errs, fmt.Errorf("--etcd-min-free-disk-bytes must be 0 (off) or at least %d (one etcd WAL segment)", etcdclient.MinMinFreeDiskBytes))
 	}
@@ -519,5 +543,8 @@ func (o *Options) etcdConfig() etcdclient.Config {
 		MaxRequestBytes:   o.EtcdMaxRequestBytes,
 		KeepaliveTime:     o.EtcdKeepaliveTime,
 		KeepaliveTimeout:  o.EtcdKeepaliveTimeout,
+
+		DefragReclaimableBytes:   o.EtcdDefragReclaimableBytes,
+		DefragReclaimablePercent: o.EtcdDefragReclaimablePercent,
 	}
 }

@@ -82,6 +82,17 @@ func TestEtcdSpaceFlags(t *testing.T) {
 	if o, err := parse("--etcd-quota-backend-bytes=33554432", "--etcd-min-free-disk-bytes=0"); err != nil || o.EtcdQuotaBackendBytes != 32<<20 || o.EtcdMinFreeDiskBytes != 0 {
 		t.Fatalf("valid space flags: %+v, %v", o, err)
 	}
+	if o.EtcdDefragReclaimableBytes != 100<<20 || o.EtcdDefragReclaimablePercent != 45 {
+		t.Fatalf("defrag defaults: %d bytes, %d%%", o.EtcdDefragReclaimableBytes, o.EtcdDefragReclaimablePercent)
+	}
+	o, err := parse("--etcd-defrag-reclaimable-bytes=0", "--etcd-defrag-reclaimable-percent=0")
+	if err != nil || o.etcdConfig().DefragReclaimableBytes != 0 || o.etcdConfig().DefragReclaimablePercent != 0 {
+		t.Fatalf("defrag off: %+v, %v", o.etcdConfig(), err)
+	}
+	if o, err := parse("--etcd-defrag-reclaimable-bytes=1048576", "--etcd-defrag-reclaimable-percent=60"); err != nil ||
+		o.etcdConfig().DefragReclaimableBytes != 1<<20 || o.etcdConfig().DefragReclaimablePercent != 60 {
+		t.Fatalf("defrag flags: %+v, %v", o.etcdConfig(), err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -90,6 +101,9 @@ func TestEtcdSpaceFlags(t *testing.T) {
 		{[]string{"--etcd-servers=https://10.0.0.1:2379", "--etcd-quota-backend-bytes=33554432"}, "embedded etcd only"},
 		{[]string{"--etcd-min-free-disk-bytes=1048576"}, "--etcd-min-free-disk-bytes"},
 		{[]string{"--etcd-min-free-disk-bytes=-1"}, "--etcd-min-free-disk-bytes"},
+		{[]string{"--etcd-defrag-reclaimable-bytes=-1"}, "--etcd-defrag-reclaimable-bytes"},
+		{[]string{"--etcd-defrag-reclaimable-percent=101"}, "--etcd-defrag-reclaimable-percent"},
+		{[]string{"--etcd-defrag-reclaimable-percent=-1"}, "--etcd-defrag-reclaimable-percent"},
 	} {
 		if _, err := parse(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error mentioning %q", tc.args, err, tc.want)

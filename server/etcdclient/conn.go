@@ -30,8 +30,15 @@ type Config struct {
 	// Dir is the embedded etcd's data directory.
 	Dir string
 	// QuotaBackendBytes is the embedded etcd's space quota; 0 means
-	// etcd's default.
+	// DefaultEmbeddedQuotaBytes.
 	QuotaBackendBytes int64
+	// DefragReclaimableBytes and DefragReclaimablePercent: after a
+	// compaction the embedded etcd is defragmented when its file holds at
+	// least this many bytes of free pages, making at least this share of
+	// it (defragRule). Percent 0: never (the NOSPACE recovery still
+	// defragments).
+	DefragReclaimableBytes   int64
+	DefragReclaimablePercent int
 	// MinFreeDiskBytes is the free space the disk guard keeps under the
 	// embedded etcd; 0 disables the guard.
 	MinFreeDiskBytes int64
@@ -83,9 +90,10 @@ func (b *Conn) Endpoint() string {
 	return u.String()
 }
 
-// RunQuotaRecovery recovers the embedded etcd from NOSPACE alarms until
-// ctx ends; with an external etcd, left to its operator, it returns at
-// once.
+// RunQuotaRecovery recovers the embedded etcd from NOSPACE alarms, and
+// defragments it after compactions that left its file mostly free pages,
+// until ctx ends; with an external etcd, left to its operator, it returns
+// at once.
 func (b *Conn) RunQuotaRecovery(ctx context.Context) {
 	if b.recovery != nil {
 		b.recovery.Run(ctx)
@@ -101,9 +109,12 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger, metrics promethe
 	var guard *diskGuard
 	quota := cfg.QuotaBackendBytes
 	if quota == 0 {
-		quota = etcdstorage.DefaultQuotaBytes
+		quota = etcdstorage.DefaultQuotaBytes // an external etcd's, for its message
 	}
 	if len(endpoints) == 0 {
+		if cfg.QuotaBackendBytes == 0 {
+			quota = DefaultEmbeddedQuotaBytes
+		}
 		dir := cfg.Dir
 		socket, err := newEtcdSocket(dir, log)
 		if err != nil {
@@ -117,7 +128,7 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger, metrics promethe
 				return nil, err
 			}
 		}
-		e, err := startEmbeddedEtcd(ctx, dir, socket, cfg.QuotaBackendBytes, cfg.MaxRequestBytes)
+		e, err := startEmbeddedEtcd(ctx, dir, socket, quota, cfg.MaxRequestBytes)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -150,11 +161,17 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger, metrics promethe
 	}
 	b.Client = c
 	var onNoSpace func()
+	kv := c.KV
 	if b.embedded != nil {
 		b.recovery = newQuotaRecovery(c.KV, c.Maintenance, endpoints[0], quota, guard, log, metrics)
 		onNoSpace = b.recovery.notify
+		rule := defragRule{minBytes: cfg.DefragReclaimableBytes, percent: int64(cfg.DefragReclaimablePercent)}
+		if rule.percent > 0 {
+			b.recovery.defrag = newCompactionDefrag(c.Maintenance, endpoints[0], guard, rule, log, metrics)
+			kv = compactionKV{KV: kv, onCompacted: b.recovery.defrag.notify}
+		}
 	}
-	c.KV = newSpaceKV(leaderKV{c.KV}, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)
+	c.KV = newSpaceKV(leaderKV{kv}, guard, quotaMessage(b.embedded != nil, quota), onNoSpace, metrics)
 
 	// Fail fast on an unreachable cluster instead of at the first request.
 	pingCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -206,8 +223,13 @@ func checkStartSpace(g *diskGuard) error {
 	return nil // below the threshold the guard refuses writes and has logged why
 }
 
+// embeddedSnapshotCatchUpEntries overrides etcd's SnapshotCatchUpEntries
+// when positive; BenchmarkEmbeddedEtcdChurn sets it to measure what the
+// raft log etcd keeps in memory costs.
+var embeddedSnapshotCatchUpEntries uint64
+
 // startEmbeddedEtcd runs a single-member etcd in dir, serving clients on
-// socket only. quota is etcd's space quota (0: etcd's default),
+// socket only. quota is etcd's space quota,
 // maxRequest the largest request it accepts.
 func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quota int64, maxRequest int) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
@@ -230,6 +252,9 @@ func startEmbeddedEtcd(ctx context.Context, dir string, socket *etcdSocket, quot
 	cfg.QuotaBackendBytes = quota
 	if maxRequest > 0 {
 		cfg.MaxRequestBytes = uint(maxRequest)
+	}
+	if embeddedSnapshotCatchUpEntries > 0 {
+		cfg.SnapshotCatchUpEntries = embeddedSnapshotCatchUpEntries
 	}
 	// Progress notifications let the watch cache advance through idle periods.
 	cfg.WatchProgressNotifyInterval = 5 * time.Second

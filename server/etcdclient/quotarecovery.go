@@ -13,6 +13,20 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
+// DefaultEmbeddedQuotaBytes is the embedded etcd's space quota when
+// none is given (8 GiB; an external etcd keeps its own, 2 GiB by default).
+// etcd's quota counts its file, free pages included. An object of about
+// 1.5 KiB takes about 2,050 bytes of it (measured, BenchmarkEmbeddedEtcdChurn),
+// so etcd's 2 GiB holds about a million objects with no history and no
+// free pages, and fails a user shortly after: one round of updates to all
+// of them doubles the file until a defragmentation. 8 GiB, the most etcd
+// suggests (it warns above it) and MicroShift's default for its
+// single-node etcd, holds a million objects with room for their history
+// and free pages. A quota is a ceiling, not an allocation: the file grows
+// only as data does, and on a disk too small for it the disk guard
+// refuses writes (507) before the disk fills.
+const DefaultEmbeddedQuotaBytes = 8 << 30
+
 // quotaRecoveryInterval is how often the recovery looks again while the
 // NOSPACE alarm is raised. Each look is an alarm list and a status call
 // (and a compaction when deletes moved the revision), all cheap.
@@ -41,6 +55,7 @@ type quotaRecovery struct {
 	interval time.Duration
 	wake     chan struct{} // buffered (1): NOSPACE seen; notify sends, Run receives
 	steps    *prometheus.CounterVec
+	defrag   *compactionDefrag // nil: no defragmentation after compactions
 
 	// Owned by the goroutine calling Run (or step, in tests).
 	attempted int64 // revision of the last compaction and defragmentation
@@ -77,9 +92,15 @@ func (r *quotaRecovery) notify() {
 	}
 }
 
-// Run recovers from NOSPACE alarms until ctx ends.
+// Run recovers from NOSPACE alarms, and defragments after compactions
+// when r.defrag is set, until ctx ends. One goroutine does both, so that
+// two defragmentations never run at once.
 func (r *quotaRecovery) Run(ctx context.Context) {
 	active := true // an alarm raised before a restart is still raised
+	var compacted <-chan struct{}
+	if r.defrag != nil {
+		compacted = r.defrag.compacted
+	}
 	for {
 		if active {
 			done, err := r.step(ctx)
@@ -98,6 +119,13 @@ func (r *quotaRecovery) Run(ctx context.Context) {
 		case <-r.wake:
 			active = true
 		case <-retry:
+		case <-compacted:
+			// Under the alarm the recovery compacts and defragments itself.
+			if !active {
+				if _, err := r.defrag.check(ctx); err != nil && ctx.Err() == nil {
+					r.log.Warn("defragmenting the embedded etcd after a compaction failed; looking again after the next one", "error", err)
+				}
+			}
 		}
 	}
 }
