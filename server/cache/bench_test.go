@@ -353,6 +353,16 @@ func BenchmarkList(b *testing.B) {
 			check(c.GetList(ctx, storage.ListOptions{ResourceVersion: "0"}))
 		}
 	})
+	b.Run("cache/rv=0/encoded", func(b *testing.B) {
+		// What a JSON list's handler asks for (storage.ListOptions.Encoded).
+		b.ReportAllocs()
+		for b.Loop() {
+			l, err := c.GetList(ctx, storage.ListOptions{ResourceVersion: "0", Encoded: true})
+			if err != nil || l.Len() != objects {
+				b.Fatalf("listed %v: %v", l, err)
+			}
+		}
+	})
 	b.Run("cache/consistent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -378,4 +388,30 @@ func BenchmarkList(b *testing.B) {
 			check(&storage.List[*widget]{Items: all}, nil)
 		}
 	})
+}
+
+// BenchmarkGet reads one of 10,000 objects at RV "0" from the cache: as a
+// JSON GET's handler asks for it (encoded: the JSON alone), and with the
+// decoded object (object), which the cache now makes on demand.
+func BenchmarkGet(b *testing.B) {
+	const objects = 10000
+	c, ctx := benchObjects(b, etcdtest.Start(b), objects)
+	for _, encoded := range []bool{true, false} {
+		name := "object"
+		if encoded {
+			name = "encoded"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				j := i % objects
+				key := storage.Key(fmt.Sprintf("ns%d", j%10), fmt.Sprintf("w%05d", j))
+				if _, raw, err := c.GetEncoded(ctx, key, storage.GetOptions{ResourceVersion: "0", Encoded: encoded}); err != nil || raw == nil {
+					b.Fatalf("get %s: %v", key, err)
+				}
+				i += 7919 // a prime: keys all over the tree
+			}
+		})
+	}
 }

@@ -11,7 +11,12 @@
 //
 // Every event is encoded once, by the ingest goroutine, into its watch-frame
 // bytes (storage.Event.Frame). Those bytes, and the decoded object, are
-// shared by every watcher that receives the event. The variants a selector
+// shared by every watcher that receives the event. The frame is the one
+// copy of each object the cache keeps for good: the decoded object is held
+// while an event in the history window carries it, and otherwise made
+// again from the frame when a reader needs it (item.go). Readers that
+// write the JSON (a JSON list, watch or GET: storage.ListOptions.Encoded,
+// storage.GetOptions.Encoded) get no decoded object and cause no decoding. The variants a selector
 // needs when an object enters it (ADDED) or leaves it (DELETED) are built at
 // most once per event, on first use, and shared too.
 //

@@ -105,7 +105,8 @@ func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
 		return e, e.err
 	}
 	e := &encoding{}
-	obj, err := wire.EncodeObjectAs(f, it.obj, it.obj.GetObjectKind().GroupVersionKind())
+	o := it.object()
+	obj, err := wire.EncodeObjectAs(f, o, o.GetObjectKind().GroupVersionKind())
 	if err != nil {
 		e.err = err
 	} else {
@@ -121,11 +122,12 @@ func (it *item[O]) encodingIn(f wire.Format) (*encoding, error) {
 	return e, e.err
 }
 
-// unpin lets the item's encodings of the formats not kept for life go
-// once nobody uses them: the event that carries the item has left the
-// history window.
+// unpin lets the item's decoded object and its encodings of the formats
+// not kept for life go once nobody uses them: the event that carries the
+// item has left the history window.
 func (it *item[O]) unpin() {
 	it.pinned.Store(false)
+	it.unpinObject()
 	a := it.alt.Load()
 	if a == nil {
 		return

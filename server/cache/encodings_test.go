@@ -203,7 +203,8 @@ func (h *harness) listedItem(name string) *item[*widget] {
 // BenchmarkHeldEncoding is what each watcher of a fan-out pays for an
 // event's CBOR frame once it is made: every watcher asks for it at once.
 func BenchmarkHeldEncoding(b *testing.B) {
-	it := &item[*widget]{obj: benchWidget("ns", "x", 7, "web"), frameType: watch.Modified}
+	it := keptItem("ns/x", "ns", benchWidget("ns", "x", 7, "web"))
+	it.frameType = watch.Modified
 	it.pinned.Store(true)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -38,15 +38,20 @@ type event[O resource.Object] struct {
 // other event still in the window carries it.
 func (e *event[O]) leftWindow() { e.src.unpin() }
 
-// primary is the event as it happened.
-func (e *event[O]) primary() storage.Event[O] {
-	return storage.Event[O]{Type: e.typ, Object: e.src.obj, Frame: e.src.frame, Encodings: e.src.encodings(), Corrupt: e.corrupt}
+// primary is the event as it happened, without the decoded object unless
+// withObject (storage.ListOptions.Encoded).
+func (e *event[O]) primary(withObject bool) storage.Event[O] {
+	ev := storage.Event[O]{Type: e.typ, Frame: e.src.frame, Encodings: e.src.encodings(), Corrupt: e.corrupt}
+	if withObject {
+		ev.Object = e.src.object()
+	}
+	return ev
 }
 
 // entering is a MODIFIED event as seen by a watcher whose selector the
 // object has just entered: an ADDED of the new state.
-func (e *event[O]) entering() storage.Event[O] {
-	return storage.Event[O]{Type: watch.Added, Object: e.cur.obj, Frame: e.cur.addedFrame(), Encodings: e.cur.addedEncodings()}
+func (e *event[O]) entering(withObject bool) storage.Event[O] {
+	return e.cur.addedEvent(withObject)
 }
 
 // leaving is a MODIFIED event as seen by a watcher whose selector the
@@ -54,7 +59,7 @@ func (e *event[O]) entering() storage.Event[O] {
 // event's revision (as the store sends it). It is built once, on first use.
 func (e *event[O]) leaving() storage.Event[O] {
 	e.leaveOnce.Do(func() {
-		obj := e.prev.obj.DeepCopyObject().(O)
+		obj := e.prev.object().DeepCopyObject().(O)
 		obj.SetResourceVersion(storage.FormatResourceVersion(e.rev))
 		e.leave = storage.Event[O]{Type: watch.Deleted, Object: obj}
 		if raw, err := encodeObject(obj); err == nil {

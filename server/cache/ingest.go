@@ -251,13 +251,13 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 		if !held {
 			e.typ = watch.Added
 		}
-		cur, err := c.newItem(se.Object, e.typ)
+		cur, err := c.newItem(se.Object, e.typ, true)
 		if err != nil {
 			return nil, err
 		}
 		e.cur, e.src = cur, cur
 	case watch.Deleted:
-		del, err := c.newItem(se.Object, watch.Deleted)
+		del, err := c.newItem(se.Object, watch.Deleted, true)
 		if err != nil {
 			return nil, err
 		}
@@ -265,34 +265,40 @@ func (c *Cache[O]) newEvent(se storage.Event[O], rev int64) (*event[O], error) {
 	default:
 		return nil, fmt.Errorf("source event: unexpected type %q", se.Type)
 	}
-	// The item holds its encodings besides JSON while the event is in the
-	// window (altEncodings), until leftWindow.
-	e.src.pinned.Store(true)
+	// The item (made pinned) holds its decoded object and its encodings
+	// besides JSON while the event is in the window (altEncodings), until
+	// leftWindow.
 	return e, nil
 }
 
 // newItem encodes obj, which the cache now owns, as a frame of type typ.
-func (c *Cache[O]) newItem(obj O, typ watch.EventType) (*item[O], error) {
+// A pinned item (one an event in the window carries) holds its decoded
+// object; any other lets it go (item.object).
+func (c *Cache[O]) newItem(obj O, typ watch.EventType, pinned bool) (*item[O], error) {
 	obj.GetObjectKind().SetGroupVersionKind(c.gvk)
 	raw, err := encodeObject(obj)
 	if err != nil {
 		return nil, fmt.Errorf("cache: encode %s %s: %w", c.gvk.Kind, c.keyOf(obj), err)
 	}
-	it := &item[O]{frameType: typ}
+	it := &item[O]{frameType: typ, newObj: c.def.New}
 	it.frame, it.raw = newFrame(typ, raw)
-	// The item keeps its object both decoded and as JSON in its frame. The
-	// decoded object's strings were a third of the cache's heap at 100,000
-	// objects (by heap profile) and are the same bytes as the JSON's, so
-	// the object kept is decoded again from the frame, its strings pointing
-	// into it: a frame never changes and lives as long as its item. A
-	// DELETED item lives in the history only and keeps the copy.
+	// The object is decoded again from the frame, its strings pointing
+	// into it: a frame never changes and lives as long as its item, so the
+	// labels kept for selectors cost nothing more, and neither does the
+	// object while someone holds it. A DELETED item lives in the history
+	// only and keeps the copy, as does one whose JSON does not alias.
+	it.kept = true
 	if typ != watch.Deleted {
 		if aliased := c.def.New(); wire.DecodeAliasing(it.raw, aliased) {
-			obj = aliased
+			obj, it.kept = aliased, false
 		}
 	}
-	it.key, it.ns, it.obj = c.keyOf(obj), c.nsOf(obj), obj
+	it.key, it.ns = c.keyOf(obj), c.nsOf(obj)
 	it.labels, it.fields = obj.GetLabels(), compactFields(c.def.Fields(obj))
+	it.pinned.Store(pinned)
+	if pinned || it.kept {
+		it.hold(obj)
+	}
 	return it, nil
 }
 

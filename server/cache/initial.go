@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"k8s.io/apimachinery/pkg/watch"
-
 	"github.com/apiloom/apiloom/server/storage"
 )
 
@@ -92,7 +90,7 @@ func (w *watcher[O]) scanInitial(buf []storage.Event[O], budget int) ([]storage.
 		visited++
 		w.init.after, w.init.started = it.key, true
 		if matches(&w.m, it) {
-			buf = append(buf, storage.Event[O]{Type: watch.Added, Object: it.obj, Frame: it.addedFrame(), Encodings: it.addedEncodings()})
+			buf = append(buf, it.addedEvent(w.objects))
 			budget--
 		}
 		return true

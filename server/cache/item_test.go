@@ -73,18 +73,20 @@ func TestItemObjectIsItsFramesBytes(t *testing.T) {
 	}
 	check := func(how string) {
 		it := held("plain")
-		for what, s := range map[string]string{"name": it.obj.Name, "namespace": it.obj.Namespace,
-			"label": it.obj.Labels["app"], "color": it.obj.Spec.Color} {
+		obj := it.object()
+		for what, s := range map[string]string{"name": obj.Name, "namespace": obj.Namespace,
+			"label": obj.Labels["app"], "color": obj.Spec.Color} {
 			if !inside(s, it.frame) {
 				t.Errorf("%s: the object's %s %q is a copy, not its frame's bytes", how, what, s)
 			}
 		}
-		if it.labels["app"] != "web" || it.obj.Spec.Color != "red" {
-			t.Errorf("%s: wrong object %+v", how, it.obj)
+		if it.labels["app"] != "web" || obj.Spec.Color != "red" {
+			t.Errorf("%s: wrong object %+v", how, obj)
 		}
 		it = held("escaped")
-		if inside(it.obj.Name, it.frame) || it.obj.Labels["app"] != "a<b" || it.labels["app"] != "a<b" {
-			t.Errorf("%s: the object with an escape: %+v", how, it.obj)
+		obj = it.object()
+		if !it.kept || inside(obj.Name, it.frame) || obj.Labels["app"] != "a<b" || it.labels["app"] != "a<b" {
+			t.Errorf("%s: the object with an escape (kept %v): %+v", how, it.kept, obj)
 		}
 	}
 	c = h.cache

@@ -27,7 +27,8 @@ func (c *Cache[O]) Get(ctx context.Context, key string, opts storage.GetOptions)
 }
 
 // GetEncoded implements storage.EncodedGetter: Get, with the item's JSON
-// when the cache answered.
+// when the cache answered, and then without decoding the object if
+// opts.Encoded.
 func (c *Cache[O]) GetEncoded(ctx context.Context, key string, opts storage.GetOptions) (O, []byte, error) {
 	ctx, span := c.startSpan(ctx, spanGet, "key", key, opts.ResourceVersion)
 	obj, raw, err := c.getEncoded(ctx, key, opts)
@@ -57,8 +58,10 @@ func (c *Cache[O]) getEncoded(ctx context.Context, key string, opts storage.GetO
 	corrupt := c.corrupt[key]
 	c.mu.RUnlock()
 	switch {
+	case ok && opts.Encoded:
+		return zero, it.raw, nil
 	case ok:
-		return it.obj, it.raw, nil
+		return it.object(), it.raw, nil
 	case corrupt != nil:
 		err := *corrupt // the caller's to keep
 		return zero, nil, &err
@@ -84,7 +87,7 @@ func (c *Cache[O]) GetList(ctx context.Context, opts storage.ListOptions) (*stor
 	ctx, span := c.startSpan(ctx, spanGetList, "namespace", opts.Namespace, opts.ResourceVersion)
 	l, err := c.getList(ctx, opts)
 	if err == nil && span.IsRecording() {
-		span.SetAttributes(attribute.Int("count", len(l.Items)))
+		span.SetAttributes(attribute.Int("count", l.Len()))
 	}
 	tracing.End(span, err)
 	return l, err
@@ -114,7 +117,7 @@ func (c *Cache[O]) getList(ctx context.Context, opts storage.ListOptions) (*stor
 			return nil, err
 		}
 		if v, ok := c.viewAt(rv, m.ns); ok {
-			return page(v, &m, opts.Limit, "", 0), nil
+			return page(v, &m, opts.Limit, "", 0, opts.Encoded), nil
 		}
 	case match == "" || match == metav1.ResourceVersionMatchNotOlderThan:
 		if opts.ResourceVersion == "" {
@@ -137,8 +140,8 @@ func (c *Cache[O]) getList(ctx context.Context, opts storage.ListOptions) (*stor
 			// limit 500) is one answer, not a traversal.
 			limit = 0
 		}
-		l := page(v, &m, limit, "", 0)
-		if failpoint.Enabled && opts.ResourceVersion == "" && len(l.Items) > 0 && failpoint.Fire(failpoint.ListDropItem) {
+		l := page(v, &m, limit, "", 0, opts.Encoded)
+		if failpoint.Enabled && opts.ResourceVersion == "" && l.Len() > 0 && failpoint.Fire(failpoint.ListDropItem) {
 			l = c.dropItem(l)
 		}
 		return l, nil
@@ -167,7 +170,7 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 	if !ok {
 		return c.listFromSource(ctx, opts)
 	}
-	return page(v, &m, opts.Limit, start, before), nil
+	return page(v, &m, opts.Limit, start, before, opts.Encoded), nil
 }
 
 // page lists the items of v that m matches, from the key start on, at most
@@ -180,43 +183,50 @@ func (c *Cache[O]) listContinue(ctx context.Context, opts storage.ListOptions) (
 // selectors knows it, and the view knows the namespace's size, so its
 // remaining count is arithmetic and a page costs O(limit), not O(keys after
 // it); a list whose token did not count counts the rest of its range.
-func page[O resource.Object](v view[O], m *matcher, limit int64, start string, before int64) *storage.List[O] {
+//
+// Items are decoded from the items' JSON (item.object) unless encoded
+// (storage.ListOptions.Encoded): then the list has Raw only.
+func page[O resource.Object](v view[O], m *matcher, limit int64, start string, before int64, encoded bool) *storage.List[O] {
 	r := namespaceRange(m.ns)
 	if start > r.from {
 		r.from = start
 	}
-	var items []O
 	var raw [][]byte
 	var src listEncodings[O]
 	switch {
 	case limit > 0:
 		n := min(limit, 1024)
-		items, raw, src = make([]O, 0, n), make([][]byte, 0, n), make(listEncodings[O], 0, n)
+		raw, src = make([][]byte, 0, n), make(listEncodings[O], 0, n)
 	case m.ns == "" && !m.selective():
 		n := v.tree.Len() // about right; the exact count at an older revision differs a little
-		items, raw, src = make([]O, 0, n), make([][]byte, 0, n), make(listEncodings[O], 0, n)
+		raw, src = make([][]byte, 0, n), make(listEncodings[O], 0, n)
 	}
 	var lastKey string
 	var visited int64
 	more := false
 	v.ascend(r, func(it *item[O]) bool {
-		if limit > 0 && int64(len(items)) >= limit {
+		if limit > 0 && int64(len(raw)) >= limit {
 			more = true
 			return false
 		}
 		lastKey = it.key
 		visited++
 		if matches(m, it) {
-			items = append(items, it.obj)
 			raw = append(raw, it.raw)
 			src = append(src, it)
 		}
 		return true
 	})
-	if items == nil {
-		items, raw = []O{}, [][]byte{}
+	if raw == nil {
+		raw = [][]byte{}
 	}
-	list := &storage.List[O]{Items: items, Raw: raw, Encodings: src, ResourceVersion: v.rev}
+	list := &storage.List[O]{Raw: raw, Encodings: src, ResourceVersion: v.rev}
+	if !encoded {
+		list.Items = make([]O, len(src))
+		for i, it := range src {
+			list.Items[i] = it.object()
+		}
+	}
 	if more {
 		list.Continue = storage.ContinueAfter(lastKey, v.rev)
 		if !m.selective() {

@@ -19,7 +19,7 @@ func viewOf(n int, in string) view[*widget] {
 	for _, ns := range []string{"ns", "other"} {
 		for i := range n {
 			name := fmt.Sprintf("w%07d", i)
-			t.ReplaceOrInsert(&item[*widget]{key: ns + "/" + name, ns: ns, obj: storagetest.NewWidget(ns, name, "red")})
+			t.ReplaceOrInsert(keptItem(ns+"/"+name, ns, storagetest.NewWidget(ns, name, "red")))
 		}
 	}
 	size := int64(n)
@@ -43,7 +43,7 @@ func TestPageCountsWithoutWalking(t *testing.T) {
 		if ns != "" {
 			from, total = ns+"/", 617
 		}
-		l := page(v, &m, 500, "", 0)
+		l := page(v, &m, 500, "", 0, false)
 		for want := total - 500; want > 0; want -= 500 {
 			if l.RemainingItemCount == nil || *l.RemainingItemCount != want {
 				t.Fatalf("%q: remaining %v, want %d", ns, l.RemainingItemCount, want)
@@ -55,13 +55,13 @@ func TestPageCountsWithoutWalking(t *testing.T) {
 			if _, _, other, _ := storage.DecodeCountedContinue(l.Continue, ns+"x"); other != -1 {
 				t.Fatalf("%q: the token's count is taken for another namespace: %d", ns, other)
 			}
-			l = page(v, &m, 500, start, before)
+			l = page(v, &m, 500, start, before, false)
 		}
 		if l.Continue != "" || int64(len(l.Items)) != total%500 {
 			t.Fatalf("%q: last page: %d items, continue %q", ns, len(l.Items), l.Continue)
 		}
 		for _, before := range []int64{-1, 5000} {
-			l := page(v, &m, 10, from+"w0000499\x00", before)
+			l := page(v, &m, 10, from+"w0000499\x00", before, false)
 			want := total - 500 - 10
 			if l.RemainingItemCount == nil || *l.RemainingItemCount != want {
 				t.Fatalf("%q, before=%d: remaining %v, want %d", ns, before, l.RemainingItemCount, want)
@@ -87,7 +87,7 @@ func BenchmarkPage(b *testing.B) {
 func benchmarkPage(b *testing.B, n int, ns string) {
 	v := viewOf(n/2, ns)
 	m := newMatcher(ns, nil, nil)
-	first := page(v, &m, int64(n/4), "", 0)
+	first := page(v, &m, int64(n/4), "", 0, false)
 	start, _, before, err := storage.DecodeCountedContinue(first.Continue, ns)
 	if err != nil || before < 0 {
 		b.Fatal(before, err)
@@ -100,7 +100,7 @@ func benchmarkPage(b *testing.B, n int, ns string) {
 		b.Run(fmt.Sprintf("objects=%d/namespace=%q/counted=%v", n, ns, counted), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if l := page(v, &m, 500, start, bb); len(l.Items) != 500 {
+				if l := page(v, &m, 500, start, bb, false); len(l.Items) != 500 {
 					b.Fatal(len(l.Items))
 				}
 			}
@@ -205,4 +205,12 @@ func deref(n *int64) any {
 		return nil
 	}
 	return *n
+}
+
+// keptItem is an item for key that holds obj for its life, as one whose
+// JSON does not alias does.
+func keptItem(key, ns string, obj *widget) *item[*widget] {
+	it := &item[*widget]{key: key, ns: ns, kept: true}
+	it.hold(obj)
+	return it
 }

@@ -46,15 +46,18 @@ func (c *Cache[O]) staleView(cur view[O]) view[O] {
 // dropItem leaves the middle item out of l, a consistent list (of Items
 // and of Raw, which the handler writes when it is set).
 func (c *Cache[O]) dropItem(l *storage.List[O]) *storage.List[O] {
-	i := len(l.Items) / 2
-	it := l.Items[i]
+	src := l.Encodings.(listEncodings[O]) // page's
+	i := len(src) / 2
+	it := src[i].object()
 	failpoint.Logf(failpoint.ListDropItem, "%s consistent list at revision %d left out %s/%s (rv %s) of %d items",
-		c.def.GroupResource(), l.ResourceVersion, it.GetNamespace(), it.GetName(), it.GetResourceVersion(), len(l.Items))
+		c.def.GroupResource(), l.ResourceVersion, it.GetNamespace(), it.GetName(), it.GetResourceVersion(), len(src))
 	out := *l
-	out.Items = append(append(make([]O, 0, len(l.Items)-1), l.Items[:i]...), l.Items[i+1:]...)
-	if l.Raw != nil { // the encodings the handler writes, in the order of Items
-		out.Raw = append(append(make([][]byte, 0, len(l.Raw)-1), l.Raw[:i]...), l.Raw[i+1:]...)
+	if l.Items != nil {
+		out.Items = append(append(make([]O, 0, len(l.Items)-1), l.Items[:i]...), l.Items[i+1:]...)
 	}
+	// The encodings the handler writes, in the order of Items.
+	out.Raw = append(append(make([][]byte, 0, len(l.Raw)-1), l.Raw[:i]...), l.Raw[i+1:]...)
+	out.Encodings = append(append(make(listEncodings[O], 0, len(src)-1), src[:i]...), src[i+1:]...)
 	return &out
 }
 

@@ -64,7 +64,7 @@ func (c *Cache[O]) buildItems(objs []O, workers int) ([]*item[O], error) {
 		from, to := w*share, min((w+1)*share, len(objs))
 		build := func() {
 			for i := from; i < to; i++ {
-				it, err := c.newItem(objs[i], watch.Added)
+				it, err := c.newItem(objs[i], watch.Added, false)
 				if err != nil {
 					errs[w] = err
 					return

@@ -52,6 +52,7 @@ func (c *Cache[O]) Watch(ctx context.Context, opts storage.ListOptions) (storage
 			return nil, c.waitError(err, rv)
 		}
 		w := c.newWatcher(c.matcherFor(opts), opts.AllowBookmarks)
+		w.objects = !opts.Encoded
 		rev, seq, gen := c.head()
 		w.seq, w.gen, w.progress, w.sent = seq, gen, rev, rev
 		if sendInitial {
@@ -63,6 +64,7 @@ func (c *Cache[O]) Watch(ctx context.Context, opts storage.ListOptions) (storage
 		return w, nil
 	default:
 		w := c.newWatcher(c.matcherFor(opts), opts.AllowBookmarks)
+		w.objects = !opts.Encoded
 		c.mu.RLock()
 		defer c.mu.RUnlock()
 		if rv < c.hist.start {

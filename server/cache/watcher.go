@@ -20,6 +20,8 @@ type watcher[O resource.Object] struct {
 	c         *Cache[O]
 	m         matcher
 	bookmarks bool
+	// objects: events carry decoded objects (not storage.ListOptions.Encoded).
+	objects bool
 	// watchList: the watch asked for initial events (sendInitialEvents=true),
 	// as informers' watch-list requests do. Read only by planted bugs.
 	watchList bool
@@ -180,32 +182,32 @@ func (w *watcher[O]) translate(e *event[O]) (storage.Event[O], bool) {
 		return storage.Event[O]{}, false
 	}
 	if !w.m.selective() {
-		return e.primary(), true
+		return e.primary(w.objects), true
 	}
 	switch e.typ {
 	case watch.Added:
 		if matches(&w.m, e.cur) {
-			return e.primary(), true
+			return e.primary(w.objects), true
 		}
 	case watch.Deleted:
 		if e.prev == nil {
 			// Built from the key of a value that does not decode: only the
 			// namespace and name are known.
 			p := storage.Predicate{Label: w.m.label, Field: w.m.field}
-			if p.MayMatchKey(e.src.obj.GetNamespace(), e.src.obj.GetName()) {
-				return e.primary(), true
+			if obj := e.src.object(); p.MayMatchKey(obj.GetNamespace(), obj.GetName()) {
+				return e.primary(w.objects), true
 			}
 		} else if matches(&w.m, e.prev) {
-			return e.primary(), true
+			return e.primary(w.objects), true
 		}
 	case watch.Modified:
 		now := matches(&w.m, e.cur)
 		before := e.prev != nil && matches(&w.m, e.prev)
 		switch {
 		case now && before:
-			return e.primary(), true
+			return e.primary(w.objects), true
 		case now:
-			return e.entering(), true
+			return e.entering(w.objects), true
 		case before:
 			return e.leaving(), true
 		}

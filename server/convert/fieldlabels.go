@@ -10,6 +10,7 @@ import (
 // fields. The endpoints have already refused keys the version does not
 // have.
 func (c *Storage[O, S]) storageOptions(opts storage.ListOptions) (storage.ListOptions, error) {
+	opts.Encoded = false // the conversion reads every object
 	f := opts.Predicate.Field
 	if len(c.conv.FieldLabels) == 0 || f == nil || f.Empty() {
 		return opts, nil

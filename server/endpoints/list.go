@@ -46,6 +46,9 @@ func (h *handler[O]) list(w http.ResponseWriter, r *http.Request, lr request.Lis
 	if lr.Options.Continue != "" {
 		v = storageerr.Continue
 	}
+	// The resource's own list in JSON (or YAML, made from it) is written
+	// from the items' JSON: a store that keeps it need not decode them.
+	lr.Options.Encoded = out.Target == negotiation.AsObject && (out.Encoding == negotiation.JSON || out.Encoding == negotiation.YAML)
 	list, err := h.store.GetList(r.Context(), lr.Options)
 	if err != nil {
 		return storageerr.Status(err, h.gr, "", v)

@@ -45,6 +45,9 @@ func (h *handler[O]) watch(w http.ResponseWriter, r *http.Request, lr request.Li
 		return nil
 	}
 	enc := h.eventEncoder(out)
+	// A whole-object JSON watch writes the store's frames where it has them
+	// (watch.Encoder.Frame): a store that keeps them need not decode.
+	lr.Options.Encoded = enc.WritesFrames()
 	if detacher != nil {
 		// An idle detached watch holds its context for up to the
 		// timeout: the stream's, without the request's values (detach),

@@ -121,6 +121,10 @@ type EncodedGetter[O resource.Object] interface {
 // GetOptions controls Get.
 type GetOptions struct {
 	ResourceVersion string
+	// Encoded asks an EncodedGetter for the object's JSON only: it may
+	// return the zero object along with the JSON, instead of decoding it
+	// (the watch cache decodes its objects on demand). Get ignores it.
+	Encoded bool
 }
 
 // ListOptions controls GetList and Watch.
@@ -138,6 +142,14 @@ type ListOptions struct {
 	// SendInitialEvents and AllowBookmarks apply to Watch only.
 	SendInitialEvents *bool
 	AllowBookmarks    bool
+	// Encoded says the caller writes each list item's JSON from List.Raw,
+	// and each event's from Event.Frame, wherever they are set, and reads
+	// no decoded object there: a store that keeps objects encoded (the
+	// watch cache, which decodes its objects on demand) then leaves
+	// List.Items nil when it sets Raw, and Event.Object the zero value
+	// when it sets Frame, instead of decoding them. A store that wraps
+	// another and reads objects (conversion) must clear it.
+	Encoded bool
 }
 
 // Predicate selects objects by labels and fields. A zero Predicate (nil
@@ -160,6 +172,8 @@ type Preconditions struct {
 
 // List is one page of a list.
 type List[O resource.Object] struct {
+	// Items are the objects, nil when Raw holds them and the request was
+	// ListOptions.Encoded.
 	Items []O
 	// ResourceVersion is the revision the list was read at.
 	ResourceVersion int64
@@ -183,6 +197,14 @@ type List[O resource.Object] struct {
 	// key order. The etcd store fills it, so that the watch cache learns
 	// them when it lists; the cache holds no such values and leaves it nil.
 	Corrupt []*Error
+}
+
+// Len is the number of items: of Items, or of Raw when Items is nil.
+func (l *List[O]) Len() int {
+	if l.Items == nil {
+		return len(l.Raw)
+	}
+	return len(l.Items)
 }
 
 // Encodings is one object's encoding in a format besides JSON, and the

@@ -15,7 +15,9 @@ import (
 
 // EncodeJSON writes items as one JSON document in the negotiated view: the
 // resource's list kind, a Table, or a PartialObjectMetadataList. Items of
-// the resource's own kind are copied from raw when it is given.
+// the resource's own kind are copied from raw when it is given; items may
+// then be nil (storage.ListOptions.Encoded) unless the view is a Table or
+// metadata.
 func EncodeJSON[O resource.Object](w io.Writer, l Lists, items []O, raw [][]byte, lm metav1.ListMeta, out negotiation.Output) error {
 	if out.Target == negotiation.AsTable {
 		t, err := table(l, items, raw, out)
@@ -54,7 +56,11 @@ func EncodeJSON[O resource.Object](w io.Writer, l Lists, items []O, raw [][]byte
 		itemKind, prefix = schema.GroupVersionKind{}, wire.TypeMetaPrefix(l.Kind)
 	}
 	objects := wire.NewObjectWriter(w, itemKind)
-	for i, item := range items {
+	n := len(items)
+	if items == nil {
+		n = len(raw)
+	}
+	for i := range n {
 		if i > 0 {
 			if _, err := w.Write(comma); err != nil {
 				return err
@@ -62,13 +68,13 @@ func EncodeJSON[O resource.Object](w io.Writer, l Lists, items []O, raw [][]byte
 		}
 		switch {
 		case out.Target == negotiation.AsPartialList:
-			err = objects.WriteValue(out.PartialObject(item))
+			err = objects.WriteValue(out.PartialObject(items[i]))
 		case raw != nil && !typed:
 			err = wire.WriteUntyped(w, raw[i], prefix)
 		case raw != nil:
 			_, err = w.Write(raw[i])
 		default:
-			err = objects.Write(item)
+			err = objects.Write(items[i])
 		}
 		if err != nil {
 			return err

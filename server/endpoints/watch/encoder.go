@@ -57,6 +57,11 @@ func NewEncoder[O resource.Object, V View[O]](form Form, view V) Encoder[O, V] {
 	return Encoder[O, V]{form: form, view: view, headers: true}
 }
 
+// WritesFrames reports whether Frame writes an event's Frame whenever it
+// is set, never reading the event's Object then
+// (storage.ListOptions.Encoded).
+func (e *Encoder[O, V]) WritesFrames() bool { return e.form.Format == JSON && e.form.Whole }
+
 // Frame returns ev's frame. A frame the producer encoded (the watch cache
 // encodes each event once for all watchers, in each format asked for) is
 // used as it is; the returned slice is valid until the next call.
